@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iWARP personality of a softrnic device: an RNIC whose single GID is the
+ * netdev's MAC address, as iw_cm and rdma_cm expect of iWARP ports.
+ */
+#include <linux/etherdevice.h>
+
+#include "softrnic.h"
+#include "limits.h"
+
+static int softrnic_iwarp_port_immutable(struct ib_device *ibdev, u32 port,
+					 struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	immutable->pkey_tbl_len = SOFTRNIC_PKEY_TBL_LEN;
+	immutable->gid_tbl_len = 1;
+	return 0;
+}
+
+static int softrnic_iwarp_query_gid(struct ib_device *ibdev, u32 port,
+				    int index, union ib_gid *gid)
+{
+	struct net_device *netdev = to_sdev(ibdev)->netdev;
+
+	if (index != 0)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	ether_addr_copy(gid->raw, netdev->dev_addr);
+	return 0;
+}
+
+static void softrnic_iwarp_fill_device_attr(struct softrnic_dev *sdev,
+					    struct ib_device_attr *attr)
+{
+	/* RFC 7306 atomics are not implemented on the iWARP wire yet. */
+	attr->atomic_cap = IB_ATOMIC_NONE;
+}
+
+static const struct ib_device_ops softrnic_iwarp_ops = {
+	.get_port_immutable = softrnic_iwarp_port_immutable,
+	.query_gid = softrnic_iwarp_query_gid,
+};
+
+const struct softrnic_wire softrnic_iwarp_wire = {
+	.link_type = "iwarp",
+	.type = SOFTRNIC_LINK_IWARP,
+	.node_type = RDMA_NODE_RNIC,
+	.gid_tbl_len = 1,
+	.ops = &softrnic_iwarp_ops,
+	.fill_device_attr = softrnic_iwarp_fill_device_attr,
+};

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softrnic verbs core: objects shared by the RoCE and iWARP wire layers.
+ */
+#ifndef SOFTRNIC_H
+#define SOFTRNIC_H
+
+#include <linux/idr.h>
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#include "softrnic-abi.h"
+
+#define DRV_NAME "softrnic"
+
+struct softrnic_dev;
+
+/*
+ * What a wire layer (kernel/roce, kernel/iwarp) plugs into the core.  The
+ * core owns the ib_device; the wire adds its port personality and, later,
+ * its transport.
+ */
+struct softrnic_wire {
+	const char *link_type;		/* "roce" / "iwarp" for rdma link add */
+	enum softrnic_link_type type;
+	u8 node_type;			/* RDMA_NODE_IB_CA / RDMA_NODE_RNIC */
+	u32 gid_tbl_len;
+	const struct ib_device_ops *ops; /* overrides on top of the core ops */
+	/* Fill the type-specific fields of the device attributes. */
+	void (*fill_device_attr)(struct softrnic_dev *sdev,
+				 struct ib_device_attr *attr);
+};
+
+extern const struct softrnic_wire softrnic_roce_wire;
+extern const struct softrnic_wire softrnic_iwarp_wire;
+
+struct softrnic_dev {
+	struct ib_device ibdev;		/* must be first: ib_alloc_device */
+	const struct softrnic_wire *wire;
+
+	/*
+	 * The netdev we are bound to, held (tracked) from newlink until
+	 * dealloc_driver, so it cannot go away under a device that is still
+	 * being unregistered.
+	 */
+	struct net_device *netdev;
+	netdevice_tracker netdev_tracker;
+
+	/* On softrnic_devices; protected by softrnic_devices_lock. */
+	struct list_head list;
+	/* Lifetime state (device.c); protected by softrnic_devices_lock. */
+	int state;
+	/* Set by the netdev notifier when the netdev is going away. */
+	bool netdev_gone;
+	/* Last port state we reported; only touched under RTNL. */
+	enum ib_port_state port_state;
+
+	/* Object numbers handed to userspace (control path only). */
+	struct ida pd_ida;
+};
+
+static inline struct softrnic_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct softrnic_dev, ibdev);
+}
+
+struct softrnic_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct softrnic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+static inline struct softrnic_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct softrnic_pd, ibpd);
+}
+
+/* device.c */
+int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
+		     const struct softrnic_wire *wire);
+void softrnic_dev_remove_all_on(struct net_device *netdev);
+void softrnic_dev_for_each_on(struct net_device *netdev,
+			      void (*fn)(struct softrnic_dev *sdev));
+
+/* netdev.c */
+enum ib_port_state softrnic_netdev_port_state(struct net_device *netdev);
+int softrnic_netdev_init(void);
+void softrnic_netdev_exit(void);
+
+/* attrs.c */
+int softrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			  struct ib_udata *udata);
+int softrnic_query_port(struct ib_device *ibdev, u32 port,
+			struct ib_port_attr *attr);
+int softrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			u16 *pkey);
+int softrnic_modify_port(struct ib_device *ibdev, u32 port, int mask,
+			 struct ib_port_modify *props);
+void softrnic_get_dev_fw_str(struct ib_device *ibdev, char *str);
+enum rdma_link_layer softrnic_get_link_layer(struct ib_device *ibdev, u32 port);
+
+/* ucontext.c */
+int softrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void softrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
+void softrnic_disassociate_ucontext(struct ib_ucontext *ibuc);
+
+/* pd.c */
+int softrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+#endif /* SOFTRNIC_H */
