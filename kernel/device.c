@@ -136,6 +136,8 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	strscpy(ibdev->node_desc, DRV_NAME, sizeof(ibdev->node_desc));
 
 	ib_set_device_ops(ibdev, &softrnic_core_ops);
+	ib_set_device_ops(ibdev, &softrnic_queue_ops);
+	ib_set_device_ops(ibdev, &softrnic_mem_ops);
 	ib_set_device_ops(ibdev, wire->ops);
 	return sdev;
 }

@@ -79,6 +79,13 @@ static inline struct softrnic_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct softrnic_pd, ibpd);
 }
 
+/*
+ * Verbs ops tables of the core, merged into every device: queues (CQ, QP,
+ * SRQ, rings, mmap; queue_ops.c) and memory (MR, MW, AH; mem_ops.c).
+ */
+extern const struct ib_device_ops softrnic_queue_ops;
+extern const struct ib_device_ops softrnic_mem_ops;
+
 /* device.c */
 int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
 		     const struct softrnic_wire *wire);
