@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// The RDMA_NL_NLDEV protocol as the tool uses it: request builders for the
+// five commands we send, and parsers turning replies into plain structs.
+// Pure functions on byte buffers; no socket is involved.
+#ifndef SOFTRNIC_TOOL_RDMA_NLDEV_H
+#define SOFTRNIC_TOOL_RDMA_NLDEV_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tool/nl_message.h"
+#include "tool/result.h"
+
+namespace softrnic::tool
+{
+
+// nlmsg_type of an NLDEV command (requests and replies use the same).
+uint16_t nldev_type(unsigned int cmd);
+
+// Reply to RDMA_NLDEV_CMD_GET (one per device in a dump).
+struct DeviceInfo {
+	uint32_t index = 0;
+	std::string name;
+	uint32_t port_count = 0;	  // RDMA_NLDEV_ATTR_PORT_INDEX: last port
+	std::string protocol;		  // "roce", "iw", "ib", ... may be empty
+	std::optional<uint8_t> node_type; // enum rdma_node_type
+};
+
+// Reply to RDMA_NLDEV_CMD_PORT_GET.
+struct PortInfo {
+	uint32_t dev_index = 0;
+	uint32_t port = 0;
+	std::optional<uint8_t> state; // enum ib_port_state
+	std::optional<uint8_t> phys_state;
+	std::string netdev; // empty if none (or other netns)
+	std::optional<uint32_t> netdev_index;
+};
+
+// Reply to RDMA_NLDEV_CMD_GET_CHARDEV for the "uverbs" client.
+struct ChardevInfo {
+	std::string name;  // e.g. "uverbs0", no directory
+	uint64_t devt = 0; // huge_encode_dev() of the inode
+	uint64_t abi = 0;
+	std::optional<uint32_t> driver_id; // RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID
+};
+
+// Requests.  Non-dump requests ask for an ack (NLM_F_ACK) so success is
+// confirmed; none sets NLM_F_EXCL, which shares its bit with NLM_F_MATCH
+// and would turn the request into a dump.
+NlRequest build_dev_dump(uint32_t seq);
+NlRequest build_port_get(uint32_t seq, uint32_t dev_index, uint32_t port);
+NlRequest build_chardev_get(uint32_t seq, uint32_t dev_index, std::string_view type);
+NlRequest build_newlink(uint32_t seq, std::string_view name, std::string_view link_type,
+			std::string_view netdev);
+NlRequest build_dellink(uint32_t seq, uint32_t dev_index);
+
+// Parsers.  Note the kernel answers a PORT_GET request (not dump) with
+// type CMD_GET, so parse_port takes both.  A message of another type, an attribute of the wrong
+// size or an unterminated string fails with EBADMSG; unknown attributes are skipped so newer
+// kernels keep working.
+Result<DeviceInfo> parse_device(const NlMessage &msg);
+Result<PortInfo> parse_port(const NlMessage &msg);
+Result<ChardevInfo> parse_chardev(const NlMessage &msg);
+
+// "ACTIVE", "DOWN", ... or "-" if unknown/absent.
+std::string port_state_name(std::optional<uint8_t> state);
+// "roce", "iwarp", "ib", "opa", "usnic", or "-": from the protocol the
+// kernel reports for the first port, else from the node type.
+std::string device_type_name(const DeviceInfo &dev);
+// "softrnic", "rxe", "siw", ... from a uverbs driver id; "-" if absent.
+std::string driver_name(std::optional<uint32_t> driver_id);
+
+} // namespace softrnic::tool
+
+#endif
