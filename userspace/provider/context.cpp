@@ -67,8 +67,8 @@ verbs_context *alloc_context(ibv_device *ibdev, int cmd_fd, void * /*private_dat
 		int ret = ibv_cmd_get_context(&shell->vctx, &req.core, sizeof(req), resp.core(),
 					      sizeof(resp));
 		if (ret) {
-			log(verbs_abi::log_err, "%s: GET_CONTEXT failed: %s", ibdev->name,
-			    std::strerror(ret));
+			log_msg(verbs_abi::log_err, "%s: GET_CONTEXT failed: %s", ibdev->name,
+				std::strerror(ret));
 			errno = ret;
 			return nullptr;
 		}
@@ -86,9 +86,10 @@ verbs_context *alloc_context(ibv_device *ibdev, int cmd_fd, void * /*private_dat
 
 		shell->self = new context(*shell, params);
 		verbs_set_ops(&shell->vctx, &context_ops);
-		log(verbs_abi::log_debug, "%s: context open (%s, page size %u, %d comp vectors)",
-		    ibdev->name, link_type_name(params.link), params.page_size,
-		    shell->vctx.context.num_comp_vectors);
+		log_msg(verbs_abi::log_debug,
+			"%s: context open (%s, page size %u, %d comp vectors)", ibdev->name,
+			link_type_name(params.link), params.page_size,
+			shell->vctx.context.num_comp_vectors);
 		return &shell.release()->vctx;
 	});
 }

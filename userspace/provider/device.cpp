@@ -60,8 +60,9 @@ bool match_device(verbs_sysfs_dev *sysfs_dev) noexcept
 		const verbs_sysfs_dev &dev = *sysfs_dev;
 		switch (judge_device(dev)) {
 		case match_verdict::accept:
-			log(verbs_abi::log_debug, "%s: claimed (%s, driver id %#x, uverbs ABI %u)",
-			    dev.ibdev_name, dev.sysfs_name, dev.driver_id, dev.abi_ver);
+			log_msg(verbs_abi::log_debug,
+				"%s: claimed (%s, driver id %#x, uverbs ABI %u)", dev.ibdev_name,
+				dev.sysfs_name, dev.driver_id, dev.abi_ver);
 			return true;
 		case match_verdict::abi_mismatch:
 			complain_abi(dev);
@@ -69,11 +70,11 @@ bool match_device(verbs_sysfs_dev *sysfs_dev) noexcept
 		case match_verdict::not_ours:
 			break;
 		}
-		log(verbs_abi::log_debug,
-		    "%s: not ours (%s, driver id %#x, uverbs ABI %u, node type %d, index %d, "
-		    "modalias '%s')",
-		    dev.ibdev_name, dev.sysfs_name, dev.driver_id, dev.abi_ver,
-		    static_cast<int>(dev.node_type), dev.ibdev_idx, dev.modalias);
+		log_msg(verbs_abi::log_debug,
+			"%s: not ours (%s, driver id %#x, uverbs ABI %u, node type %d, index %d, "
+			"modalias '%s')",
+			dev.ibdev_name, dev.sysfs_name, dev.driver_id, dev.abi_ver,
+			static_cast<int>(dev.node_type), dev.ibdev_idx, dev.modalias);
 		return false;
 	});
 }

@@ -37,7 +37,7 @@ void format_line(line_buffer &buf, const char *fmt, va_list ap) noexcept
 
 } // namespace
 
-void log(verbs_abi::log_level level, const char *fmt, ...) noexcept
+void log_msg(verbs_abi::log_level level, const char *fmt, ...) noexcept
 {
 	const int saved = errno;
 	line_buffer line;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Diagnostics.  Two channels, mirroring what libibverbs itself does:
- *   - log(): libibverbs' debug log (VERBS_LOG_LEVEL=<n> VERBS_LOG_FILE=<f>),
+ *   - log_msg(): libibverbs' debug log (VERBS_LOG_LEVEL=<n> VERBS_LOG_FILE=<f>),
  *     silent by default, for tracing what the provider decided and why;
  *   - complain(): one line on stderr, for conditions the user must fix (a
  *     kernel module and provider that speak different ABI versions).  Also
@@ -20,7 +20,7 @@ namespace softrnic
 
 inline constexpr const char log_prefix[] = "libsoftrnic: ";
 
-void log(verbs_abi::log_level level, const char *fmt, ...) noexcept
+void log_msg(verbs_abi::log_level level, const char *fmt, ...) noexcept
     __attribute__((format(printf, 2, 3)));
 
 void complain(const char *fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
