@@ -25,6 +25,7 @@ int softrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->vendor_id = SOFTRNIC_VENDOR_ID;
 	attr->vendor_part_id = SOFTRNIC_VENDOR_PART_ID;
 	attr->hw_ver = SOFTRNIC_HW_VER;
+	attr->fw_ver = SOFTRNIC_FW_VER;
 	attr->max_qp = SOFTRNIC_MAX_QP;
 	attr->max_qp_wr = SOFTRNIC_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |

@@ -12,6 +12,8 @@
 #define SOFTRNIC_VENDOR_ID		0		/* no IEEE OUI: software */
 #define SOFTRNIC_VENDOR_PART_ID		0x5352
 #define SOFTRNIC_HW_VER			1
+/* fw_ver is major << 32 | minor << 16 | sub, as providers print it. */
+#define SOFTRNIC_FW_VER			((0ULL << 32) | (1ULL << 16) | 0)
 #define SOFTRNIC_FW_VER_STR		"0.1.0"
 
 #define SOFTRNIC_MAX_PD			(1 << 16)
