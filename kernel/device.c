@@ -40,6 +40,7 @@ static void softrnic_dealloc_driver(struct ib_device *ibdev)
 
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
+	softrnic_mem_fini(sdev);
 }
 
 /* Queue unregistration of a registered device; safe against a racing one. */
@@ -124,6 +125,7 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	sdev->state = SOFTRNIC_DEV_REGISTERING;
 	INIT_LIST_HEAD(&sdev->list);
 	ida_init(&sdev->pd_ida);
+	softrnic_mem_init(sdev);
 	sdev->netdev = netdev;
 	netdev_hold(netdev, &sdev->netdev_tracker, GFP_KERNEL);
 
@@ -149,6 +151,7 @@ static void softrnic_dev_free_unregistered(struct softrnic_dev *sdev)
 	mutex_unlock(&softrnic_devices_lock);
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
+	softrnic_mem_fini(sdev);
 	ib_dealloc_device(&sdev->ibdev);
 }
 

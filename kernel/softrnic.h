@@ -58,6 +58,19 @@ struct softrnic_dev {
 
 	/* Object numbers handed to userspace (control path only). */
 	struct ida pd_ida;
+
+	/*
+	 * Memory objects (kernel/mem.h); set up by softrnic_mem_init().
+	 * mkeys maps key index (key >> 8) -> struct softrnic_mkey of every
+	 * MR and MW, ahs maps AH number -> struct softrnic_av; lookups are
+	 * RCU, both locks are taken irq-safe.
+	 */
+	struct xarray mkeys;
+	u32 mkey_next;			/* cyclic key index hint */
+	atomic_t num_mr;
+	atomic_t num_mw;
+	struct xarray ahs;
+	u32 ah_next;			/* cyclic AH number hint */
 };
 
 static inline struct softrnic_dev *to_sdev(struct ib_device *ibdev)
@@ -114,6 +127,10 @@ enum rdma_link_layer softrnic_get_link_layer(struct ib_device *ibdev, u32 port);
 int softrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void softrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
 void softrnic_disassociate_ucontext(struct ib_ucontext *ibuc);
+
+/* keys.c: per-device state of the memory objects */
+void softrnic_mem_init(struct softrnic_dev *sdev);
+void softrnic_mem_fini(struct softrnic_dev *sdev);
 
 /* pd.c */
 int softrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
