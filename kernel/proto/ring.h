@@ -206,4 +206,110 @@ static inline __u64 sr_sge_total(const struct softrnic_sge *sge, __u32 n,
 	return total;
 }
 
+/*
+ * Consumer-side sanity of a producer counter: besides sr_ring_sane()
+ * (prod - cons <= num_slots), the consumer's fetch cursor next, which lies
+ * in [cons, prod] for a well-behaved producer, must not be ahead of prod.
+ * cons is the oldest entry the consumer still owns (published), next the
+ * next one it will read.
+ */
+static inline bool sr_ring_sane_fetch(__u32 prod, __u32 next, __u32 cons,
+				      __u32 num_slots)
+{
+	return prod - cons <= num_slots && next - cons <= prod - cons;
+}
+
+/* Is counter c within [lo, hi) on the free-running 32-bit circle? */
+static inline bool sr_counter_in(__u32 c, __u32 lo, __u32 hi)
+{
+	return c - lo < hi - lo;
+}
+
+/*
+ * Does a new CQE satisfy the arm request in a CQ's uflags?  ARM_NEXT is
+ * satisfied by any CQE; ARM_SOLICITED by a solicited CQE or by an
+ * unsuccessful one (an error completion always wakes a solicited waiter).
+ * Unknown uflags bits are ignored.
+ */
+static inline bool sr_cq_arm_hit(__u32 uflags, bool solicited, __u8 status)
+{
+	if (uflags & SOFTRNIC_CQ_ARM_NEXT)
+		return true;
+	return (uflags & SOFTRNIC_CQ_ARM_SOLICITED) && (solicited || status);
+}
+
+/*
+ * SRQ limit: an armed limit (non-zero) fires once the number of posted
+ * receive WQEs left after a consumption drops below it.
+ */
+static inline bool sr_srq_limit_hit(__u32 left, __u32 limit)
+{
+	return limit && left < limit;
+}
+
+/*
+ * The CQE opcode reported for a send WQE, successful or flushed: the
+ * class of the WR as posted.  Anything unknown reports as a send.
+ */
+static inline __u8 sr_wc_opcode_of_sqe(__u8 opcode)
+{
+	switch (opcode) {
+	case SOFTRNIC_WR_RDMA_WRITE:
+	case SOFTRNIC_WR_RDMA_WRITE_WITH_IMM:
+		return SOFTRNIC_WC_RDMA_WRITE;
+	case SOFTRNIC_WR_RDMA_READ:
+		return SOFTRNIC_WC_RDMA_READ;
+	case SOFTRNIC_WR_ATOMIC_CMP_AND_SWP:
+		return SOFTRNIC_WC_COMP_SWAP;
+	case SOFTRNIC_WR_ATOMIC_FETCH_AND_ADD:
+		return SOFTRNIC_WC_FETCH_ADD;
+	case SOFTRNIC_WR_LOCAL_INV:
+		return SOFTRNIC_WC_LOCAL_INV;
+	case SOFTRNIC_WR_BIND_MW:
+		return SOFTRNIC_WC_BIND_MW;
+	case SOFTRNIC_WR_FLUSH:
+		return SOFTRNIC_WC_FLUSH;
+	case SOFTRNIC_WR_ATOMIC_WRITE:
+		return SOFTRNIC_WC_ATOMIC_WRITE;
+	case SOFTRNIC_WR_REG_MR:
+		return SOFTRNIC_WC_REG_MR;
+	default:
+		return SOFTRNIC_WC_SEND;
+	}
+}
+
+/* Send WQEs that the kernel executes itself, without the wire. */
+static inline bool sr_sqe_is_local(__u8 opcode)
+{
+	return opcode == SOFTRNIC_WR_LOCAL_INV ||
+	       opcode == SOFTRNIC_WR_BIND_MW ||
+	       opcode == SOFTRNIC_WR_REG_MR;
+}
+
+/*
+ * Ring geometry for a requested capacity: the number of slots (a power of
+ * two >= want, at least 1), or 0 if want exceeds max.
+ */
+static inline __u32 sr_ring_slots_for(__u32 want, __u32 max)
+{
+	if (want > max)
+		return 0;
+	return sr_roundup_pow2(want ? want : 1);
+}
+
+/* What a slot of slot_size bytes can hold after a header of hdr bytes. */
+static inline __u32 sr_slot_sge_cap(__u32 slot_size, __u32 hdr, __u32 max)
+{
+	__u32 n = (slot_size - hdr) / (__u32)sizeof(struct softrnic_sge);
+
+	return n < max ? n : max;
+}
+
+static inline __u32 sr_slot_inline_cap(__u32 slot_size, __u32 max)
+{
+	__u32 n = slot_size - (__u32)sizeof(struct softrnic_sqe);
+
+	return n < max ? n : max;
+}
+
 #endif /* SOFTRNIC_PROTO_RING_H */

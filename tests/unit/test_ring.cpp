@@ -118,3 +118,113 @@ TEST_CASE("SGE totals never wrap", "[ring]")
 	REQUIRE(sr_sge_total(s, 3, 0x1ffffffffULL) == ~0ULL);
 	REQUIRE(sr_sge_total(s, 0, 0) == 0);
 }
+
+TEST_CASE("consumer fetch cursor must not pass the producer", "[ring]")
+{
+	const __u32 n = 8;
+	__u32 cons = 0xfffffffeU;
+	REQUIRE(sr_ring_sane_fetch(cons + 4, cons + 2, cons, n));
+	REQUIRE(sr_ring_sane_fetch(cons + 4, cons + 4, cons, n));
+	REQUIRE(sr_ring_sane_fetch(cons, cons, cons, n)); // empty
+	// A producer that moved prod back below what we already fetched.
+	REQUIRE_FALSE(sr_ring_sane_fetch(cons + 1, cons + 2, cons, n));
+	REQUIRE_FALSE(sr_ring_sane_fetch(cons + 9, cons, cons, n));
+	REQUIRE_FALSE(sr_ring_sane_fetch(cons - 1, cons, cons, n));
+}
+
+TEST_CASE("counter ranges on the 32-bit circle", "[ring]")
+{
+	REQUIRE(sr_counter_in(5, 5, 6));
+	REQUIRE_FALSE(sr_counter_in(6, 5, 6));
+	REQUIRE_FALSE(sr_counter_in(4, 5, 6));
+	REQUIRE_FALSE(sr_counter_in(5, 5, 5)); // empty range
+	REQUIRE(sr_counter_in(0, 0xfffffffeU, 2));
+	REQUIRE(sr_counter_in(0xffffffffU, 0xfffffffeU, 2));
+	REQUIRE_FALSE(sr_counter_in(2, 0xfffffffeU, 2));
+	// A stale completion index far behind cons is outside.
+	REQUIRE_FALSE(sr_counter_in(100, 200, 210));
+}
+
+TEST_CASE("CQ arm requests", "[ring][cq]")
+{
+	REQUIRE_FALSE(sr_cq_arm_hit(0, true, 0));
+	REQUIRE(sr_cq_arm_hit(SOFTRNIC_CQ_ARM_NEXT, false, 0));
+	REQUIRE(sr_cq_arm_hit(SOFTRNIC_CQ_ARM_NEXT | SOFTRNIC_CQ_ARM_SOLICITED,
+			      false, 0));
+	REQUIRE_FALSE(sr_cq_arm_hit(SOFTRNIC_CQ_ARM_SOLICITED, false, 0));
+	REQUIRE(sr_cq_arm_hit(SOFTRNIC_CQ_ARM_SOLICITED, true, 0));
+	// Error completions wake solicited-only waiters.
+	REQUIRE(sr_cq_arm_hit(SOFTRNIC_CQ_ARM_SOLICITED, false, 5));
+	// Garbage bits from the process do not arm anything.
+	REQUIRE_FALSE(sr_cq_arm_hit(0xfffffffcU, true, 1));
+}
+
+TEST_CASE("SRQ limit fires below an armed limit only", "[ring][srq]")
+{
+	REQUIRE_FALSE(sr_srq_limit_hit(0, 0)); // disarmed
+	REQUIRE_FALSE(sr_srq_limit_hit(10, 10));
+	REQUIRE(sr_srq_limit_hit(9, 10));
+	REQUIRE(sr_srq_limit_hit(0, 1));
+}
+
+TEST_CASE("send completion opcode classes", "[ring][cq]")
+{
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_SEND) == SOFTRNIC_WC_SEND);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_SEND_WITH_IMM) == SOFTRNIC_WC_SEND);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_SEND_WITH_INV) == SOFTRNIC_WC_SEND);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_RDMA_WRITE_WITH_IMM) ==
+		SOFTRNIC_WC_RDMA_WRITE);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_RDMA_READ) == SOFTRNIC_WC_RDMA_READ);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_ATOMIC_CMP_AND_SWP) ==
+		SOFTRNIC_WC_COMP_SWAP);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_ATOMIC_FETCH_AND_ADD) ==
+		SOFTRNIC_WC_FETCH_ADD);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_LOCAL_INV) == SOFTRNIC_WC_LOCAL_INV);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_BIND_MW) == SOFTRNIC_WC_BIND_MW);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_FLUSH) == SOFTRNIC_WC_FLUSH);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_ATOMIC_WRITE) ==
+		SOFTRNIC_WC_ATOMIC_WRITE);
+	REQUIRE(sr_wc_opcode_of_sqe(SOFTRNIC_WR_REG_MR) == SOFTRNIC_WC_REG_MR);
+	REQUIRE(sr_wc_opcode_of_sqe(0x77) == SOFTRNIC_WC_SEND);
+	REQUIRE(sr_sqe_is_local(SOFTRNIC_WR_LOCAL_INV));
+	REQUIRE(sr_sqe_is_local(SOFTRNIC_WR_BIND_MW));
+	REQUIRE(sr_sqe_is_local(SOFTRNIC_WR_REG_MR));
+	REQUIRE_FALSE(sr_sqe_is_local(SOFTRNIC_WR_SEND));
+}
+
+TEST_CASE("ring geometry for requested capacities", "[ring]")
+{
+	REQUIRE(sr_ring_slots_for(0, 16) == 1);
+	REQUIRE(sr_ring_slots_for(1, 16) == 1);
+	REQUIRE(sr_ring_slots_for(5, 16) == 8);
+	REQUIRE(sr_ring_slots_for(16, 16) == 16);
+	REQUIRE(sr_ring_slots_for(17, 16) == 0);
+	REQUIRE(sr_ring_slots_for(0xffffffffU, 0xffffffffU) == 0);
+
+	// Reported caps never promise more than the slot holds or the limit.
+	__u32 sq = sr_sq_slot_size(3, 0);
+	REQUIRE(sr_slot_sge_cap(sq, sizeof(softrnic_sqe), 32) == 4);
+	REQUIRE(sr_slot_inline_cap(sq, 512) == 64);
+	REQUIRE(sr_slot_sge_cap(sr_sq_slot_size(32, 512), sizeof(softrnic_sqe),
+				32) == 32);
+	REQUIRE(sr_slot_inline_cap(sr_sq_slot_size(32, 512), 512) == 512);
+	__u32 rq = sr_rq_slot_size(1);
+	REQUIRE(sr_slot_sge_cap(rq, sizeof(softrnic_rqe), 32) == 3);
+	for (__u32 sge = 0; sge <= 32; sge++) {
+		for (__u32 inl = 0; inl <= 512; inl += 64) {
+			__u32 s = sr_sq_slot_size(sge, inl);
+			softrnic_sqe w{};
+			w.opcode = SOFTRNIC_WR_SEND;
+			w.num_sge = (__u16)sr_slot_sge_cap(s, sizeof(w), 32);
+			sr_sq_limits lim{SR_QP_RC, w.num_sge,
+					 sr_slot_inline_cap(s, 512), s};
+			REQUIRE(w.num_sge >= sge);
+			REQUIRE(sr_sqe_check(&w, &lim) == SR_WQE_OK);
+			w.num_sge = 0;
+			w.flags = SOFTRNIC_WQE_F_INLINE;
+			w.rdma.inline_len = lim.max_inline;
+			REQUIRE(lim.max_inline >= inl);
+			REQUIRE(sr_sqe_check(&w, &lim) == SR_WQE_OK);
+		}
+	}
+}
