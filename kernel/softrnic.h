@@ -8,6 +8,7 @@
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "softrnic-abi.h"
@@ -15,6 +16,8 @@
 #define DRV_NAME "softrnic"
 
 struct softrnic_dev;
+struct softrnic_qp;
+struct softrnic_swqe;
 
 /*
  * What a wire layer (kernel/roce, kernel/iwarp) plugs into the core.  The
@@ -30,6 +33,19 @@ struct softrnic_wire {
 	/* Fill the type-specific fields of the device attributes. */
 	void (*fill_device_attr)(struct softrnic_dev *sdev,
 				 struct ib_device_attr *attr);
+
+	/*
+	 * Queues: the transmit side of the transport (kernel/queue.h).
+	 * Called by the QP's SQ worker (process context, qp->mutex held)
+	 * for each network WQE in SQ order, with the validated kernel copy,
+	 * which the wire copies as needed.  Returns 0 when it took the WQE
+	 * (it later calls softrnic_sq_complete(qp, wqe->index, ...)),
+	 * -EAGAIN to be offered the same WQE again after it calls
+	 * softrnic_qp_kick(qp), or an enum ib_wc_status > 0 to complete the
+	 * WQE in error.  NULL until the transport exists: network WQEs then
+	 * stay posted, uncompleted, until the QP is flushed.
+	 */
+	int (*sq_xmit)(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 };
 
 extern const struct softrnic_wire softrnic_roce_wire;
@@ -58,6 +74,19 @@ struct softrnic_dev {
 
 	/* Object numbers handed to userspace (control path only). */
 	struct ida pd_ida;
+
+	/*
+	 * Queues (kernel/queue.h); set up by softrnic_queues_enable().
+	 * qp_xa maps QPN -> struct softrnic_qp (QP1 is the GSI QP, others
+	 * from 2 up); its lock is taken irqsave.
+	 */
+	struct xarray qp_xa;
+	u32 qp_next;			/* cyclic QPN allocation hint */
+	atomic_t qp_count;
+	atomic_t cq_count;
+	atomic_t srq_count;
+	atomic_t cqn_next;		/* CQ/SRQ numbers: informational */
+	atomic_t srqn_next;
 
 	/*
 	 * Memory objects (kernel/mem.h); set up by softrnic_mem_init().
