@@ -1,0 +1,401 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # VM_* variables are outputs for the sourcing script
+# Host-side helpers shared by scripts/vm/{build-initramfs,run,run-suite} and
+# scripts/demo.  Source it; it only defines variables and functions.
+#
+# The VM boots Debian's own kernel with a tiny busybox initramfs that mounts
+# the host's / read-only over virtio-9p under a tmpfs overlay, so the guest
+# runs exactly the software installed on the host.  See
+# Documentation/vm-harness.md.
+
+VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+VM_BUILD=$VM_ROOT/build/vm
+VM_QEMU=${SOFTRNIC_QEMU:-qemu-system-x86_64}
+
+vm_msg() { printf 'vm: %s\n' "$*" >&2; }
+# 125: "the harness itself failed" (as in git bisect run), distinct from
+# any status the guest command can return and from timeout's 124.
+vm_die() { vm_msg "error: $*"; exit 125; }
+
+# Kernel release to boot: $SOFTRNIC_KVER, else the newest /boot/vmlinuz-*-amd64.
+vm_kver() {
+	local k
+	if [ -n "${SOFTRNIC_KVER:-}" ]; then
+		k=$SOFTRNIC_KVER
+	else
+		k=$(find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' -printf '%f\n' 2>/dev/null |
+			sed 's/^vmlinuz-//' | sort -V | tail -n 1)
+	fi
+	[ -n "$k" ] || vm_die "no /boot/vmlinuz-*-amd64 (apt-get install linux-image-amd64)"
+	[ -r "/boot/vmlinuz-$k" ] || vm_die "/boot/vmlinuz-$k not readable"
+	[ -d "/lib/modules/$k" ] || vm_die "/lib/modules/$k missing"
+	echo "$k"
+}
+
+# Little-endian unsigned integer of $3 bytes at offset $2 of file $1.
+vm_read_le() { od -An -tu"$3" -j "$2" -N "$3" "$1" | tr -d ' '; }
+
+# Extract the ELF vmlinux from bzImage $1 into $2.  Booting it through its
+# PVH entry point skips the in-guest decompression of the ~8 MB xz payload,
+# which under TCG costs ~4 s per boot.  Returns non-zero if the image is
+# not something we understand; the caller then boots the bzImage.
+vm_extract_vmlinux() {
+	local bz=$1 out=$2 tmp="$2.tmp.$$" sects poff plen magic dec
+	# Documentation/x86/boot.rst: "HdrS" at 0x202; protocol >= 2.08 has
+	# payload_offset/payload_length (relative to the protected-mode code,
+	# which starts after the (setup_sects+1) real-mode sectors).
+	[ "$(od -An -c -j $((0x202)) -N 4 "$bz" | tr -d ' ')" = HdrS ] || return 1
+	[ "$(vm_read_le "$bz" $((0x206)) 2)" -ge $((0x208)) ] || return 1
+	sects=$(vm_read_le "$bz" $((0x1f1)) 1)
+	[ "$sects" -ne 0 ] || sects=4
+	poff=$(( (sects + 1) * 512 + $(vm_read_le "$bz" $((0x248)) 4) ))
+	plen=$(vm_read_le "$bz" $((0x24c)) 4)
+	magic=$(tail -c +$((poff + 1)) "$bz" | head -c 6 | od -An -tx1 | tr -d ' \n')
+	case $magic in
+	fd377a585a00) dec="xz -dcq --single-stream" ;;
+	1f8b*) dec="gzip -dcq" ;;
+	28b52ffd*) dec="zstd -dcq" ;;
+	5d0000*) dec="xz -dcq --format=lzma" ;;
+	*) return 1 ;;
+	esac
+	# The payload ends with a 4-byte size trailer that some decompressors
+	# call garbage; ignore their status and judge the output instead.
+	tail -c +$((poff + 1)) "$bz" | head -c "$plen" | $dec >"$tmp" 2>/dev/null
+	if [ "$(head -c 4 "$tmp" | od -An -tx1 | tr -d ' \n')" != 7f454c46 ] ||
+		[ "$(stat -c %s "$tmp")" -lt 1000000 ]; then
+		rm -f "$tmp"
+		return 1
+	fi
+	mv -f "$tmp" "$out"
+}
+
+# Path of the kernel image to boot for release $1: the cached vmlinux if it
+# can be had (and PVH boot was not found broken), else the bzImage.
+vm_kernel() {
+	local bz=/boot/vmlinuz-$1 out=$VM_BUILD/vmlinux-$1
+	if [ "${SOFTRNIC_VM_PVH:-1}" != 0 ] && [ ! -e "$out.pvh-broken" ]; then
+		if [ "$out" -nt "$bz" ] || vm_extract_vmlinux "$bz" "$out"; then
+			echo "$out"
+			return
+		fi
+	fi
+	echo "$bz"
+}
+
+# Does KVM really work here, and with which -cpu model?  Opening /dev/kvm
+# proves little on nested hosts.  Seen on a CI-like host: "-cpu host" aborts
+# on MSR 0x10a (IA32_ARCH_CAPABILITIES); "host,-arch-capabilities" runs a
+# trivial guest but then Linux stalls in early boot ("kvm-pvm: INTERNAL_ERROR
+# in batch emul" on the host).  So two stages, both must pass:
+#  1. a 64 KiB "BIOS" whose reset vector is `mov al,0x2a; out 0xf4,al; hlt`
+#     (with isa-debug-exit at 0xf4 QEMU exits with (0x2a<<1)|1 = 85) finds
+#     the first -cpu model QEMU can start at all -- fast;
+#  2. the real kernel and initramfs must reach /init, which then powers off
+#     at once (softrnic_vm.probe=1), within 30 s (a working KVM needs ~2 s).
+# Prints the working -cpu model.
+vm_probe_kvm() {
+	local bios=$VM_BUILD/kvm-probe.bin cpu='' c kver log=$VM_BUILD/kvm-probe.log
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	{
+		head -c 65520 /dev/zero
+		printf '\260\052\346\364\364'
+		head -c 11 /dev/zero
+	} >"$bios"
+	for c in host host,-arch-capabilities qemu64; do
+		timeout 30 "$VM_QEMU" -accel kvm -machine pc -cpu "$c" -m 16 \
+			-nodefaults -no-user-config -display none -bios "$bios" \
+			-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >/dev/null 2>&1
+		if [ $? -eq 85 ]; then
+			cpu=$c
+			break
+		fi
+	done
+	[ -n "$cpu" ] || return 1
+	kver=$(vm_kver)
+	"$VM_ROOT/scripts/vm/build-initramfs" || return 1
+	rm -f "$log"
+	timeout 30 "$VM_QEMU" -accel kvm -machine pc -cpu "$cpu" -m 256 \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$(vm_kernel "$kver")" -initrd "$VM_BUILD/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 softrnic_vm.probe=1" \
+		-serial "file:$log" </dev/null >/dev/null 2>&1
+	grep -q -a 'softrnic-vm: initramfs started' "$log" 2>/dev/null || return 1
+	echo "$cpu"
+}
+
+# Choose the accelerator: sets VM_ACCEL (kvm|tcg) and VM_CPU (-cpu model).
+# $SOFTRNIC_VM_ACCEL forces one; otherwise KVM if the probe passes.  The
+# probe result is cached per host boot: /dev/kvm permissions, modules and
+# so the answer can change across reboots.
+vm_accel() {
+	local cache=$VM_BUILD/accel boot id acc cpu
+	mkdir -p "$VM_BUILD"
+	case ${SOFTRNIC_VM_ACCEL:-auto} in
+	tcg)
+		VM_ACCEL=tcg VM_CPU=max
+		return
+		;;
+	kvm | auto | "") ;;
+	*) vm_die "SOFTRNIC_VM_ACCEL must be kvm, tcg or auto" ;;
+	esac
+	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+	if ! read -r id acc cpu 2>/dev/null <"$cache" || [ "$id" != "$boot" ]; then
+		vm_msg "checking whether KVM works here (once per host boot, up to ~60 s)"
+		if cpu=$(vm_probe_kvm); then
+			acc=kvm
+		else
+			acc=tcg cpu=max
+		fi
+		echo "$boot $acc $cpu" >"$cache"
+	fi
+	if [ "${SOFTRNIC_VM_ACCEL:-auto}" = kvm ] && [ "$acc" != kvm ]; then
+		vm_msg "warning: SOFTRNIC_VM_ACCEL=kvm but KVM failed its probe here; trying anyway"
+		acc=kvm cpu=host
+	fi
+	VM_ACCEL=$acc VM_CPU=$cpu
+}
+
+# Kernel command line.  console=ttyS0: the whole kernel log goes to
+# build/vm/console.log.  oops=panic + panic=-1 (+ QEMU's -no-reboot): an
+# Oops ends the VM at once with the Oops text on the console, instead of
+# leaving a half-dead kernel (held locks, leaked references) to fail later
+# tests in confusing ways; the harness reports it against the test that was
+# running.  WARNs do not panic: run-suite fails the test from the kernel log.
+# tsc=reliable: without it TCG's TSC is declared unstable and perftest's
+# cycle-counter calibration fails.  log_buf_len: one test's log must not
+# push its start out of the ring before the harness reads it.
+# lpj: the second vCPU otherwise calibrates its delay loop, ~0.2 s under
+# TCG; the value (host MHz * 1e6 / CONFIG_HZ) only matters for delay loops,
+# which the kernel runs on the TSC anyway.
+vm_cmdline() {
+	local kver=$1 mhz hz lpj=
+	mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo 2>/dev/null)
+	hz=$(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$kver" 2>/dev/null)
+	[ -n "$mhz" ] && [ -n "$hz" ] && [ "$mhz" -gt 0 ] && lpj=" lpj=$((mhz * 1000000 / hz))"
+	printf '%s' "console=ttyS0 panic=-1 oops=panic tsc=reliable log_buf_len=16M$lpj" \
+		" softrnic_vm.root=$VM_ROOT ${SOFTRNIC_VM_APPEND:-}"
+}
+
+# Stage this tree's softrnic.ko for kernel $1 under build/vm/modules, with
+# the module indexes regenerated by the host's depmod.  guest-setup copies
+# them into the guest's /lib/modules: running depmod in the guest would read
+# all ~4000 modules over 9p, which takes minutes under TCG (< 1 s here).
+vm_prepare_modules() {
+	local kver=$1 ko=$VM_ROOT/kernel/softrnic.ko base=$VM_BUILD/modules
+	local dir=$base/lib/modules/$1 stamp e vermagic
+	if [ ! -f "$ko" ]; then
+		rm -rf "$base"
+		return 0
+	fi
+	stamp="$kver $(stat -L -c '%s %Y' "$ko" "/lib/modules/$kver/modules.dep" | tr '\n' ' ')"
+	[ "$(cat "$base.stamp" 2>/dev/null)" = "$stamp" ] && return 0
+	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
+	case $vermagic in
+	"$kver "*) ;;
+	*) vm_msg "warning: $ko is built for '${vermagic%% *}', the VM runs $kver" ;;
+	esac
+	rm -rf "$base" "$base.stamp"
+	mkdir -p "$dir/extra"
+	# depmod's inputs come from the real tree (symlinked here, removed
+	# again afterwards); it writes its outputs here.
+	for e in "/lib/modules/$kver"/*; do
+		case ${e##*/} in
+		modules.order | modules.builtin | modules.builtin.modinfo | kernel | updates | vdso)
+			ln -s "$e" "$dir/" ;;
+		esac
+	done
+	cp "$ko" "$dir/extra/"
+	if ! depmod -b "$base" "$kver"; then
+		vm_msg "warning: depmod for softrnic.ko failed; the guest will run depmod itself"
+		rm -rf "$base"
+		return 0
+	fi
+	# Left: extra/softrnic.ko and the indexes, which the guest copies over
+	# its /lib/modules/$kver in one go.
+	find "$dir" -maxdepth 1 -type l -delete
+	echo "$stamp" >"$base.stamp"
+}
+
+# Boot the VM once and wait for it to power off.
+#   in:  VM_RUN      host dir for this run; VM_RUN/ctl is shared read-write
+#                    as 9p tag "vmctl" and holds the job file (vm_write_job)
+#        VM_CONSOLE  file that receives the serial console
+#        VM_STDOUT, VM_STDERR  where the guest command's stdout/stderr go:
+#                    "-" = stream to our own stdout/stderr, else a file
+#        VM_MEM (MB), VM_TIMEOUT (s, 0 = none), VM_ACCEL (kvm|tcg)
+#        vm_poll_hook  optional function run every 0.2 s while the VM is
+#                    up; a non-zero return kills the VM (result "killed")
+#   out: VM_RESULT   done (the command ran; VM_STATUS is its exit status),
+#                    timeout, killed, crash (VM ended without a status;
+#                    VM_REASON says what the console shows), noboot
+vm_boot() {
+	local kver kernel bz
+	kver=$(vm_kver)
+	"$VM_ROOT/scripts/vm/build-initramfs" || vm_die "initramfs build failed"
+	kernel=$(vm_kernel "$kver")
+	vm_prepare_modules "$kver"
+	bz=/boot/vmlinuz-$kver
+	VM_KVER=$kver
+	vm_boot_once "$kernel"
+	# If the extracted vmlinux never reached the initramfs, PVH boot does
+	# not work with this kernel/QEMU pair: retry with the bzImage and, if
+	# that one gets further, stop using the vmlinux for good.
+	if [ "$VM_RESULT" = noboot ] && [ "$kernel" != "$bz" ] &&
+		! grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+		vm_msg "PVH boot of $kernel failed; retrying with $bz"
+		cp -f "$VM_CONSOLE" "$VM_RUN/console-pvh.log" 2>/dev/null
+		vm_boot_once "$bz"
+		if grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+			: >"$kernel.pvh-broken"
+		fi
+	fi
+}
+
+vm_boot_once() {
+	local kernel=$1 initrd=$VM_BUILD/initramfs.cpio.gz start now rc pids=() qemu_pid
+	VM_CTL=$VM_RUN/ctl
+	mkdir -p "$VM_CTL"
+	VM_RESULT='' VM_STATUS='' VM_REASON=''
+	rm -f "$VM_CTL/booted" "$VM_CTL/status"
+	: >"$VM_CONSOLE"
+
+	local accel_args
+	case $VM_ACCEL in
+	kvm) accel_args=(-accel kvm -cpu "$VM_CPU") ;;
+	*) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+	esac
+	# The guest command's stdout/stderr travel on two virtio consoles
+	# (hvc0/hvc1, ttys, so programs line-buffer and output streams).  A
+	# console write returns only once QEMU has written the bytes to the
+	# chardev, so nothing is lost at power-off -- provided that chardev
+	# never blocks: QEMU silently drops console data on EAGAIN.  Hence
+	# regular files (VM_STDOUT/VM_STDERR, or files in $VM_RUN that a
+	# `tail -f` copies to our stdout/stderr), never pipes.
+	local io_args=(-device virtio-serial-pci,id=vser) i name dest tails=()
+	for i in 0 1; do
+		name=$([ $i = 0 ] && echo stdout || echo stderr)
+		dest=$([ $i = 0 ] && echo "$VM_STDOUT" || echo "$VM_STDERR")
+		if [ "$dest" = - ]; then
+			dest=$VM_RUN/$name
+			tails+=("$i")
+		fi
+		: >"$dest"
+		io_args+=(-chardev "file,id=$name,path=$dest,append=on")
+		io_args+=(-device "virtconsole,chardev=$name,name=softrnic.$name")
+	done
+
+	"$VM_QEMU" -name softrnic-vm -machine pc "${accel_args[@]}" \
+		-smp 2 -m "${VM_MEM:-2048}" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$kernel" -initrd "$initrd" -append "$(vm_cmdline "$VM_KVER")" \
+		-chardev "file,id=con,path=$VM_CONSOLE" -serial chardev:con \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$VM_CTL,mount_tag=vmctl,security_model=none" \
+		"${io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
+	qemu_pid=$!
+	VM_QEMU_PID=$qemu_pid
+	for i in "${tails[@]}"; do
+		name=$([ "$i" = 0 ] && echo stdout || echo stderr)
+		# --pid: tail does a last read and exits once QEMU is gone.
+		if [ "$i" = 0 ]; then
+			tail -c +1 -s 0.1 -f --pid="$qemu_pid" "$VM_RUN/$name" &
+		else
+			tail -c +1 -s 0.1 -f --pid="$qemu_pid" "$VM_RUN/$name" >&2 &
+		fi
+		pids+=($!)
+	done
+
+	start=$(date +%s)
+	# Boot must reach guest-init well within this; a kernel that cannot
+	# use the PVH entry would otherwise hang until the overall timeout.
+	local boot_limit=${SOFTRNIC_VM_BOOT_TIMEOUT:-$([ "$VM_ACCEL" = kvm ] && echo 60 || echo 180)}
+	while kill -0 "$qemu_pid" 2>/dev/null; do
+		sleep 0.2
+		now=$(date +%s)
+		if [ ! -e "$VM_CTL/booted" ] && [ $((now - start)) -ge "$boot_limit" ]; then
+			VM_RESULT=noboot
+		elif [ "${VM_TIMEOUT:-0}" -gt 0 ] && [ $((now - start)) -ge "$VM_TIMEOUT" ]; then
+			VM_RESULT=timeout
+		elif declare -F vm_poll_hook >/dev/null && ! vm_poll_hook; then
+			VM_RESULT=killed
+		else
+			continue
+		fi
+		vm_kill "$qemu_pid"
+		break
+	done
+	wait "$qemu_pid" 2>/dev/null
+	rc=$?
+	# The tails end by themselves within 0.1 s of QEMU's exit.
+	for i in "${pids[@]}"; do wait "$i" 2>/dev/null; done
+	VM_KERNEL=$kernel
+
+	if [ -z "$VM_RESULT" ]; then
+		if [ -s "$VM_CTL/status" ]; then
+			VM_RESULT='done'
+			VM_STATUS=$(cat "$VM_CTL/status")
+		elif [ -e "$VM_CTL/booted" ]; then
+			VM_RESULT=crash
+		else
+			VM_RESULT=noboot
+		fi
+	fi
+	case $VM_RESULT in
+	crash | noboot | killed | timeout) VM_REASON=$(vm_console_reason "$rc") ;;
+	esac
+	return 0
+}
+
+# Stop QEMU: politely first so it closes its files, then for sure.
+vm_kill() {
+	local i
+	kill -TERM "$1" 2>/dev/null || return 0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.2
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+
+# One line saying why the VM ended early, from the console and QEMU's log.
+vm_console_reason() {
+	local line
+	line=$(grep -a -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|softrnic-vm: initramfs:' "$VM_CONSOLE" 2>/dev/null)
+	if [ -n "$line" ]; then
+		echo "$line" | tr -d '\r' | sed 's/^\[ *[0-9.]*\] //'
+	elif [ -s "$VM_RUN/qemu.log" ] && [ "$1" != 0 ]; then
+		echo "qemu exited with status $1: $(tail -n 1 "$VM_RUN/qemu.log")"
+	elif ! grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+		echo "kernel did not reach the initramfs"
+	else
+		echo "VM stopped unexpectedly (see $VM_CONSOLE)"
+	fi
+}
+
+# Write the job file guest-init reads: working directory, command (argv;
+# one single argument is run by bash -c), environment to pass through.
+#   usage: vm_write_job DIR CMD [ARGS...]   (env: VM_PASS_ENV = NAME=VALUE list)
+vm_write_job() {
+	local ctl=$1 v term=dumb otty=0 etty=0
+	shift
+	# Mirror whether our stdout/stderr are terminals (see guest-init).
+	[ "$VM_STDOUT" = - ] && [ -t 1 ] && otty=1
+	[ "$VM_STDERR" = - ] && [ -t 2 ] && etty=1
+	[ $otty = 1 ] && term=${TERM:-dumb}
+	{
+		printf 'VM_CWD=%q\n' "$PWD"
+		printf 'VM_HOST_PATH=%q\n' "$PATH"
+		printf 'VM_STDOUT_TTY=%d\nVM_STDERR_TTY=%d\n' "$otty" "$etty"
+		printf 'VM_CMD=('
+		printf ' %q' "$@"
+		printf ' )\n'
+		printf 'VM_ENV=('
+		printf ' %q' "TERM=$term"
+		# SOFTRNIC_* knobs (e.g. SOFTRNIC_DEMO_TRAFFIC) follow the user in.
+		while IFS= read -r v; do
+			printf ' %q' "$v=${!v}"
+		done < <(compgen -e | grep '^SOFTRNIC_')
+		for v in "${VM_PASS_ENV[@]}"; do printf ' %q' "$v"; done
+		printf ' )\n'
+	} >"$ctl/job"
+}
