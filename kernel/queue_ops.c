@@ -4,7 +4,8 @@
 
 /*
  * Per-device queue state, set up once ib_core has registered the device
- * and before any client (ib_mad, uverbs, ...) can create a queue.  It
+ * and before any client (ib_mad, uverbs, ...) can create a queue or, for
+ * uverbs, build its command table.  It
  * needs no teardown: ib_core destroys every QP, CQ and SRQ before it lets
  * the device go, which leaves the QPN table empty.
  */
@@ -19,6 +20,14 @@ int softrnic_queues_enable(struct ib_device *ibdev)
 	atomic_set(&sdev->srq_count, 0);
 	atomic_set(&sdev->cqn_next, 0);
 	atomic_set(&sdev->srqn_next, 0);
+
+	/*
+	 * The SQ and RQ doorbells are the empty uverbs post_send and
+	 * post_recv, which ib_core leaves out of the default command mask.
+	 * Clients (uverbs among them) are added after this returns.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	return 0;
 }
 
