@@ -23,6 +23,9 @@
  */
 #include "queue.h"
 
+/* WQEs flushed per hold of the queue's lock (interrupts are off). */
+#define SOFTRNIC_FLUSH_BATCH	64
+
 static void softrnic_sq_flush(struct softrnic_qp *qp)
 {
 	struct softrnic_ring *sq = &qp->sq;
@@ -33,7 +36,7 @@ static void softrnic_sq_flush(struct softrnic_qp *qp)
 	struct softrnic_sq_shadow *sh;
 	struct softrnic_sqe hdr;
 	unsigned long flags;
-	u32 c, prod;
+	u32 c, n, prod;
 
 	/* Not draining any more: fully ordered before the load of prod. */
 	softrnic_ring_kflags(sq, 0, SOFTRNIC_KFLAG_KERNEL_ACTIVE);
@@ -50,11 +53,20 @@ static void softrnic_sq_flush(struct softrnic_qp *qp)
 	}
 	softrnic_sq_retire(qp);
 
-	/* Not yet fetched. */
+	/*
+	 * Not yet fetched: prod is read once, the WQEs are completed in
+	 * batches.  Between batches nothing is in flight (sq_cons ==
+	 * sq_next), so a late completion from the wire finds nothing.
+	 */
 	prod = softrnic_ring_load_prod(sq);
-	if (sr_ring_sane_fetch(prod, qp->sq_next, qp->sq_cons,
-			       sq->num_slots)) {
-		for (c = qp->sq_next; c != prod; c++) {
+	if (!sr_ring_sane_fetch(prod, qp->sq_next, qp->sq_cons,
+				sq->num_slots)) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		return;
+	}
+	c = qp->sq_next;
+	for (;;) {
+		for (n = 0; c != prod && n < SOFTRNIC_FLUSH_BATCH; n++, c++) {
 			if (c == qp->sq_next && qp->sq_pending)
 				hdr = qp->sq_wqe->sqe;
 			else
@@ -64,13 +76,17 @@ static void softrnic_sq_flush(struct softrnic_qp *qp)
 			cqe.opcode = sr_wc_opcode_of_sqe(hdr.opcode);
 			softrnic_cq_post(softrnic_qp_scq(qp), &cqe, false);
 		}
-		qp->sq_next = prod;
-		qp->sq_cons = prod;
+		qp->sq_next = c;
+		qp->sq_cons = c;
 		qp->sq_pending = false;
 		qp->sq_fence_wait = false;
-		softrnic_ring_store_cons(sq, prod);
+		softrnic_ring_store_cons(sq, c);
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (c == prod)
+			return;
+		cond_resched();
+		spin_lock_irqsave(&qp->sq_lock, flags);
 	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
 static void softrnic_rq_flush(struct softrnic_qp *qp)
@@ -83,22 +99,39 @@ static void softrnic_rq_flush(struct softrnic_qp *qp)
 	};
 	struct softrnic_rqe hdr;
 	unsigned long flags;
-	u32 prod;
+	u32 n, prod;
+	bool done;
 
 	if (!rq->num_slots)
 		return;		/* on an SRQ */
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	prod = softrnic_ring_load_prod(rq);
-	if (sr_ring_sane(prod, qp->rq_cons, rq->num_slots)) {
-		for (; qp->rq_cons != prod; qp->rq_cons++) {
+	if (!sr_ring_sane(prod, qp->rq_cons, rq->num_slots)) {
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		return;
+	}
+	for (;;) {
+		/*
+		 * The wire may take a WQE between batches (it should not in
+		 * ERR, but then it completes that one itself): stop at prod
+		 * as read above, or wherever the consumer already is.
+		 */
+		for (n = 0; n < SOFTRNIC_FLUSH_BATCH &&
+		     sr_counter_in(qp->rq_cons, prod - rq->num_slots, prod);
+		     n++, qp->rq_cons++) {
 			memcpy(&hdr, softrnic_ring_slot(rq, qp->rq_cons),
 			       sizeof(hdr));
 			cqe.wr_id = hdr.wr_id;
 			softrnic_cq_post(softrnic_qp_rcq(qp), &cqe, false);
 		}
-		softrnic_ring_store_cons(rq, prod);
+		softrnic_ring_store_cons(rq, qp->rq_cons);
+		done = n < SOFTRNIC_FLUSH_BATCH;
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (done)
+			return;
+		cond_resched();
+		spin_lock_irqsave(&qp->rq_lock, flags);
 	}
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 
 void softrnic_qp_flush(struct softrnic_qp *qp)
