@@ -240,29 +240,40 @@ vm_boot() {
 	# If the extracted vmlinux never reached the initramfs, PVH boot does
 	# not work with this kernel/QEMU pair: retry with the bzImage and, if
 	# that one gets further, stop using the vmlinux for good.
-	if [ "$VM_RESULT" = noboot ] && [ "$kernel" != "$bz" ] &&
-		! grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+	if [ "$VM_RESULT" = noboot ] && [ "$kernel" != "$bz" ] && ! vm_reached_initramfs; then
 		vm_msg "PVH boot of $kernel failed; retrying with $bz"
-		cp -f "$VM_CONSOLE" "$VM_RUN/console-pvh.log" 2>/dev/null
 		vm_boot_once "$bz"
-		if grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+		if vm_reached_initramfs; then
 			: >"$kernel.pvh-broken"
 		fi
 	fi
 }
 
+# Did the last boot get as far as the initramfs's /init?
+vm_reached_initramfs() {
+	tail -c +"${VM_CONSOLE_START:-1}" "$VM_CONSOLE" 2>/dev/null | grep -q -a 'softrnic-vm: initramfs started'
+}
+
 vm_boot_once() {
-	local kernel=$1 initrd=$VM_BUILD/initramfs.cpio.gz start now rc pids=() qemu_pid
+	local _kernel=$1 _initrd=$VM_BUILD/initramfs.cpio.gz _start _now _rc _pids=() _qemu_pid
 	VM_CTL=$VM_RUN/ctl
 	mkdir -p "$VM_CTL"
 	VM_RESULT='' VM_STATUS='' VM_REASON=''
 	rm -f "$VM_CTL/booted" "$VM_CTL/status"
-	: >"$VM_CONSOLE"
+	# VM_CONSOLE_APPEND=1 (run-suite): one file for all boots of a run.
+	local _con_opt=
+	if [ "${VM_CONSOLE_APPEND:-0}" = 1 ]; then
+		_con_opt=,append=on
+		VM_CONSOLE_START=$(($(stat -c %s "$VM_CONSOLE" 2>/dev/null || echo 0) + 1))
+	else
+		: >"$VM_CONSOLE"
+		VM_CONSOLE_START=1
+	fi
 
-	local accel_args
+	local _accel_args
 	case $VM_ACCEL in
-	kvm) accel_args=(-accel kvm -cpu "$VM_CPU") ;;
-	*) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+	kvm) _accel_args=(-accel kvm -cpu "$VM_CPU") ;;
+	*) _accel_args=(-accel tcg,thread=multi -cpu max) ;;
 	esac
 	# The guest command's stdout/stderr travel on two virtio consoles
 	# (hvc0/hvc1, ttys, so programs line-buffer and output streams).  A
@@ -271,64 +282,64 @@ vm_boot_once() {
 	# never blocks: QEMU silently drops console data on EAGAIN.  Hence
 	# regular files (VM_STDOUT/VM_STDERR, or files in $VM_RUN that a
 	# `tail -f` copies to our stdout/stderr), never pipes.
-	local io_args=(-device virtio-serial-pci,id=vser) i name dest tails=()
-	for i in 0 1; do
-		name=$([ $i = 0 ] && echo stdout || echo stderr)
-		dest=$([ $i = 0 ] && echo "$VM_STDOUT" || echo "$VM_STDERR")
-		if [ "$dest" = - ]; then
-			dest=$VM_RUN/$name
-			tails+=("$i")
+	local _io_args=(-device virtio-serial-pci,id=vser) _i _name _dest _tails=()
+	for _i in 0 1; do
+		_name=$([ $_i = 0 ] && echo stdout || echo stderr)
+		_dest=$([ $_i = 0 ] && echo "$VM_STDOUT" || echo "$VM_STDERR")
+		if [ "$_dest" = - ]; then
+			_dest=$VM_RUN/$_name
+			_tails+=("$_i")
 		fi
-		: >"$dest"
-		io_args+=(-chardev "file,id=$name,path=$dest,append=on")
-		io_args+=(-device "virtconsole,chardev=$name,name=softrnic.$name")
+		: >"$_dest"
+		_io_args+=(-chardev "file,id=$_name,path=$_dest,append=on")
+		_io_args+=(-device "virtconsole,chardev=$_name,name=softrnic.$_name")
 	done
 
-	"$VM_QEMU" -name softrnic-vm -machine pc "${accel_args[@]}" \
+	"$VM_QEMU" -name softrnic-vm -machine pc "${_accel_args[@]}" \
 		-smp 2 -m "${VM_MEM:-2048}" \
 		-nodefaults -no-user-config -display none -no-reboot \
-		-kernel "$kernel" -initrd "$initrd" -append "$(vm_cmdline "$VM_KVER")" \
-		-chardev "file,id=con,path=$VM_CONSOLE" -serial chardev:con \
+		-kernel "$_kernel" -initrd "$_initrd" -append "$(vm_cmdline "$VM_KVER")" \
+		-chardev "file,id=con,path=$VM_CONSOLE$_con_opt" -serial chardev:con \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$VM_CTL,mount_tag=vmctl,security_model=none" \
-		"${io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
-	qemu_pid=$!
-	VM_QEMU_PID=$qemu_pid
-	for i in "${tails[@]}"; do
-		name=$([ "$i" = 0 ] && echo stdout || echo stderr)
+		"${_io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
+	_qemu_pid=$!
+	VM_QEMU_PID=$_qemu_pid
+	for _i in "${_tails[@]}"; do
+		_name=$([ "$_i" = 0 ] && echo stdout || echo stderr)
 		# --pid: tail does a last read and exits once QEMU is gone.
-		if [ "$i" = 0 ]; then
-			tail -c +1 -s 0.1 -f --pid="$qemu_pid" "$VM_RUN/$name" &
+		if [ "$_i" = 0 ]; then
+			tail -c +1 -s 0.1 -f --pid="$_qemu_pid" "$VM_RUN/$_name" &
 		else
-			tail -c +1 -s 0.1 -f --pid="$qemu_pid" "$VM_RUN/$name" >&2 &
+			tail -c +1 -s 0.1 -f --pid="$_qemu_pid" "$VM_RUN/$_name" >&2 &
 		fi
-		pids+=($!)
+		_pids+=($!)
 	done
 
-	start=$(date +%s)
+	_start=$(date +%s)
 	# Boot must reach guest-init well within this; a kernel that cannot
 	# use the PVH entry would otherwise hang until the overall timeout.
-	local boot_limit=${SOFTRNIC_VM_BOOT_TIMEOUT:-$([ "$VM_ACCEL" = kvm ] && echo 60 || echo 180)}
-	while kill -0 "$qemu_pid" 2>/dev/null; do
+	local _boot_limit=${SOFTRNIC_VM_BOOT_TIMEOUT:-$([ "$VM_ACCEL" = kvm ] && echo 60 || echo 180)}
+	while kill -0 "$_qemu_pid" 2>/dev/null; do
 		sleep 0.2
-		now=$(date +%s)
-		if [ ! -e "$VM_CTL/booted" ] && [ $((now - start)) -ge "$boot_limit" ]; then
+		_now=$(date +%s)
+		if [ ! -e "$VM_CTL/booted" ] && [ $((_now - _start)) -ge "$_boot_limit" ]; then
 			VM_RESULT=noboot
-		elif [ "${VM_TIMEOUT:-0}" -gt 0 ] && [ $((now - start)) -ge "$VM_TIMEOUT" ]; then
+		elif [ "${VM_TIMEOUT:-0}" -gt 0 ] && [ $((_now - _start)) -ge "$VM_TIMEOUT" ]; then
 			VM_RESULT=timeout
 		elif declare -F vm_poll_hook >/dev/null && ! vm_poll_hook; then
 			VM_RESULT=killed
 		else
 			continue
 		fi
-		vm_kill "$qemu_pid"
+		vm_kill "$_qemu_pid"
 		break
 	done
-	wait "$qemu_pid" 2>/dev/null
-	rc=$?
+	wait "$_qemu_pid" 2>/dev/null
+	_rc=$?
 	# The tails end by themselves within 0.1 s of QEMU's exit.
-	for i in "${pids[@]}"; do wait "$i" 2>/dev/null; done
-	VM_KERNEL=$kernel
+	for _i in "${_pids[@]}"; do wait "$_i" 2>/dev/null; done
+	VM_KERNEL=$_kernel
 
 	if [ -z "$VM_RESULT" ]; then
 		if [ -s "$VM_CTL/status" ]; then
@@ -341,7 +352,7 @@ vm_boot_once() {
 		fi
 	fi
 	case $VM_RESULT in
-	crash | noboot | killed | timeout) VM_REASON=$(vm_console_reason "$rc") ;;
+	crash | noboot | killed | timeout) VM_REASON=$(vm_console_reason "$_rc") ;;
 	esac
 	return 0
 }
@@ -359,13 +370,15 @@ vm_kill() {
 
 # One line saying why the VM ended early, from the console and QEMU's log.
 vm_console_reason() {
-	local line
-	line=$(grep -a -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|softrnic-vm: initramfs:' "$VM_CONSOLE" 2>/dev/null)
+	local line con
+	# This boot's part of the console only.
+	con=$(tail -c +"${VM_CONSOLE_START:-1}" "$VM_CONSOLE" 2>/dev/null)
+	line=$(grep -a -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|softrnic-vm: initramfs:' <<<"$con")
 	if [ -n "$line" ]; then
 		echo "$line" | tr -d '\r' | sed 's/^\[ *[0-9.]*\] //'
 	elif [ -s "$VM_RUN/qemu.log" ] && [ "$1" != 0 ]; then
 		echo "qemu exited with status $1: $(tail -n 1 "$VM_RUN/qemu.log")"
-	elif ! grep -q -a 'softrnic-vm: initramfs started' "$VM_CONSOLE" 2>/dev/null; then
+	elif ! grep -q -a 'softrnic-vm: initramfs started' <<<"$con"; then
 		echo "kernel did not reach the initramfs"
 	else
 		echo "VM stopped unexpectedly (see $VM_CONSOLE)"

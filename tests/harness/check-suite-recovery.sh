@@ -1,0 +1,26 @@
+#!/bin/bash
+# Host-side check of run-suite's bookkeeping when tests misbehave: skip
+# (77), a test that overstays its "# timeout:", a test that stops the
+# guest-side watchdog so that only the host can end it by killing the VM,
+# and a kernel panic, after which a fresh VM must run the remaining test.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+export SOFTRNIC_VM_CONSOLE=${SOFTRNIC_VM_CONSOLE:-build/vm/console-check-recovery.log}
+export SOFTRNIC_VM_GRACE=10 # host watchdog: test timeout (5 s) + 10 s
+
+d=tests/vm/selftest
+out=$(scripts/vm/run-suite $d/pass.sh $d/skip.sh $d/timeout.sh $d/hang.sh $d/panic.sh $d/after_crash.sh 2>&1)
+rc=$?
+echo "$out"
+ok=1
+expect() { grep -qE "$1" <<<"$out" || { echo "check-suite-recovery: missing: $1"; ok=0; }; }
+expect "^PASS: $d/pass\.sh "
+expect "^SKIP: $d/skip\.sh "
+expect "^FAIL: $d/timeout\.sh \(timed out after 5 s"
+expect "^FAIL: $d/hang\.sh \(VM stopped responding"
+expect "^FAIL: $d/panic\.sh \(VM crashed: .*Kernel panic"
+expect "^PASS: $d/after_crash\.sh "
+expect '^vm: 2 passed, 3 failed, 1 skipped$'
+[ $rc -ne 0 ] || { echo "check-suite-recovery: run-suite exited 0 despite failed tests"; ok=0; }
+[ $ok = 1 ] && echo "check-suite-recovery: OK"
+[ $ok = 1 ]

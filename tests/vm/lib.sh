@@ -1,0 +1,127 @@
+# shellcheck shell=bash
+# Helpers for VM tests (tests/vm/*.sh), which scripts/vm/run-suite runs
+# inside the test VM.  Source it first thing:
+#     . "$(dirname "$0")/lib.sh"
+# A test exits 0 to pass, 77 to be skipped, anything else to fail.  Kernel
+# splats logged while it runs fail it regardless (run-suite checks).
+#
+# Network: net_setup gives two "hosts" joined by a veth pair:
+#     sr0  initial netns   10.0.0.1/24  fd00::1/64
+#     sr1  netns "peer"    10.0.0.2/24  fd00::2/64
+# sr0 stays in the initial namespace because Linux 6.1's rdma_rxe only
+# works there.
+
+if [ "${SOFTRNIC_VM:-}" != 1 ] && [ "${SOFTRNIC_ALLOW_HOST:-}" != 1 ]; then
+	# These tests rewire the network and load modules: keep them off hosts.
+	echo "$0: VM test; run it with scripts/vm/run-suite $0" >&2
+	echo "    (or set SOFTRNIC_ALLOW_HOST=1 on a disposable machine)" >&2
+	exit 2
+fi
+
+: "${SOFTRNIC_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+export SOFTRNIC_ROOT
+
+# iproute2's ip, explicitly: busybox's ip applet (which a busybox shell
+# prefers) cannot create veth pairs.
+IP=/usr/sbin/ip
+[ -x "$IP" ] || IP=/sbin/ip
+[ -x "$IP" ] || IP=/bin/ip
+
+PEER_NS=peer
+
+log() { printf '%(%H:%M:%S)T %s\n' -1 "$*" >&2; }
+
+die() {
+	log "FAIL: $*"
+	exit 1
+}
+
+skip() {
+	log "SKIP: $*"
+	exit 77
+}
+
+# assert_eq ACTUAL EXPECTED [WHAT]
+assert_eq() {
+	[ "$1" = "$2" ] || die "${3:-value}: expected '$2', got '$1'"
+}
+
+# try_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds
+# (status 0) or SECONDS (may be fractional) have passed (status 1).  For
+# state that settles asynchronously: port state, device removal, ...
+try_until() {
+	local limit=$1 int frac end
+	shift
+	# Deadline in microseconds (EPOCHREALTIME without its dot).
+	int=${limit%%.*} frac=${limit#"$int"}
+	frac=${frac#.}000000
+	end=$((${EPOCHREALTIME/./} + ${int:-0} * 1000000 + 10#${frac:0:6}))
+	while :; do
+		"$@" && return 0
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
+# retry_until SECONDS CMD [ARGS...]: as try_until, but the test fails if
+# CMD never succeeds.  Note CMD's arguments are evaluated once: to poll a
+# changing value, poll a command (e.g. sh -c '...' or a function).
+retry_until() {
+	local limit=$1
+	shift
+	try_until "$limit" "$@" || die "timed out after $limit s waiting for: $*"
+}
+
+# in_peer CMD [ARGS...]: run CMD in the peer network namespace.
+in_peer() { "$IP" netns exec "$PEER_NS" "$@"; }
+
+net_teardown() {
+	# Deleting one end of the veth pair deletes both, synchronously; the
+	# namespace itself is cleaned up by the kernel in the background.
+	"$IP" link del sr0 2>/dev/null
+	"$IP" netns del "$PEER_NS" 2>/dev/null
+	return 0
+}
+
+net_setup() {
+	net_teardown # leftovers of a test that died half-way
+	"$IP" link set lo up || die "lo up"
+	"$IP" link add sr0 type veth peer name sr1 || die "cannot create veth pair sr0/sr1"
+	"$IP" netns add "$PEER_NS" || die "cannot create netns $PEER_NS"
+	"$IP" link set sr1 netns "$PEER_NS" || die "cannot move sr1 to netns $PEER_NS"
+	# nodad: the addresses are usable at once instead of after ~1-2 s of
+	# duplicate address detection.
+	"$IP" addr add 10.0.0.1/24 dev sr0 &&
+		"$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
+		"$IP" link set sr0 up || die "cannot configure sr0"
+	in_peer "$IP" link set lo up &&
+		in_peer "$IP" addr add 10.0.0.2/24 dev sr1 &&
+		in_peer "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
+		in_peer "$IP" link set sr1 up || die "cannot configure sr1"
+	# A veth's carrier comes up once both ends are up.
+	retry_until 5 _net_carrier_up
+}
+
+_net_carrier_up() {
+	[ "$(cat /sys/class/net/sr0/carrier 2>/dev/null)" = 1 ] &&
+		[ "$(in_peer cat /sys/class/net/sr1/carrier 2>/dev/null)" = 1 ]
+}
+
+# Is softrnic.ko installed for the running kernel?  (scripts/vm stages
+# this tree's kernel/softrnic.ko when it has been built.)
+have_softrnic() { modinfo softrnic >/dev/null 2>&1; }
+
+# load_softrnic / unload_softrnic: nothing to do (status 0) when the module
+# is not installed / not loaded; a failing modprobe/rmmod is returned.
+load_softrnic() {
+	have_softrnic || {
+		log "softrnic.ko not installed; not loading it"
+		return 0
+	}
+	modprobe softrnic
+}
+
+unload_softrnic() {
+	grep -q '^softrnic ' /proc/modules || return 0
+	rmmod softrnic
+}
