@@ -194,6 +194,7 @@ int softrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
 	INIT_WORK(&qp->work, softrnic_qp_work);
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->sq_lock);
@@ -281,7 +282,7 @@ int softrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->path_mtu = a->path_mtu;
-	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->path_mig_state = a->path_mig_state;
 	attr->qkey = a->qkey;
 	attr->rq_psn = a->rq_psn;
 	attr->sq_psn = a->sq_psn;

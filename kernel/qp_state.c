@@ -13,13 +13,17 @@
 
 #include "queue.h"
 
-/* Everything we keep (IB_QP_ALT_PATH and APM are banned on our ports). */
+/*
+ * Everything we keep.  ib_core bans IB_QP_ALT_PATH on our ports; the
+ * migration state is kept and reported like any attribute (there is no
+ * alternate path to migrate to).
+ */
 #define SOFTRNIC_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE | \
 	IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | \
 	IB_QP_PORT | IB_QP_QKEY | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_TIMEOUT | \
 	IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
 	IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
-	IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+	IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | IB_QP_PATH_MIG_STATE)
 
 static void softrnic_qp_event(struct softrnic_qp *qp, enum ib_event_type type)
 {
@@ -140,6 +144,9 @@ static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SOFTRNIC_MAX_RD_ATOMIC)
 		return -EINVAL;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state > IB_MIG_ARMED)
+		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
 	if ((mask & IB_QP_SQ_PSN) && attr->sq_psn > 0xffffff)
@@ -196,6 +203,8 @@ static void softrnic_qp_store_attrs(struct softrnic_qp *qp,
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_DEST_QPN)
 		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
 }
 
 /* Entering SQD: SQ_DRAINED once nothing is in flight, if asked for. */

@@ -222,6 +222,7 @@ struct softrnic_qp_attrs {
 	u32 sq_psn;
 	u32 dest_qp_num;
 	int qp_access_flags;
+	enum ib_mig_state path_mig_state;
 	u16 pkey_index;
 	u8 port_num;
 	u8 en_sqd_async_notify;
