@@ -140,9 +140,58 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
-/* Records only named by pointer in the operation table below; they get a
- * definition when the provider starts implementing the operation. */
-struct verbs_mr;
+/* Only ever named by pointer (XRC domains are not supported). */
+struct verbs_xrcd;
+
+/*
+ * The library's wrappers around the public object structs.  libibverbs
+ * reaches the extra fields by container_of from the public pointer, so the
+ * public struct is at offset 0 and the provider allocates the wrapper (as
+ * the first member of its own object).
+ */
+struct verbs_srq {
+	ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	verbs_xrcd *xrcd;
+	ibv_cq *cq;
+	uint32_t srq_num;
+};
+
+/* verbs_qp::comp_mask */
+enum verbs_qp_mask : uint32_t {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1, /* ibv_qp_to_qp_ex() hands out qp_ex */
+};
+
+struct verbs_qp {
+	union {
+		ibv_qp qp;
+		ibv_qp_ex qp_ex; /* starts with an ibv_qp */
+	};
+	uint32_t comp_mask;
+	verbs_xrcd *xrcd;
+};
+
+struct verbs_cq {
+	union {
+		ibv_cq cq;
+		ibv_cq_ex cq_ex; /* same leading fields as ibv_cq */
+	};
+};
+
+/* verbs_mr::mr_type; ibv_rereg_mr only accepts IBV_MR_TYPE_MR */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+struct verbs_mr {
+	ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
 
 /*
  * The provider's operation table.  verbs_set_ops() copies every non-null
@@ -266,6 +315,61 @@ struct ibv_query_port {
 	__u8 reserved[7];
 };
 
+} /* extern "C" */
+
+namespace softrnic::verbs_abi
+{
+/*
+ * Room for a kernel core request or response that the ibv_cmd_* helper
+ * fills in itself (the provider passes it zeroed and never reads it): the
+ * uapi struct's size and alignment, without its trailing flexible array.
+ */
+template <typename Core> struct core_room {
+	alignas(alignof(Core)) unsigned char bytes[sizeof(Core)];
+};
+} // namespace softrnic::verbs_abi
+
+extern "C" {
+
+/* The header of the extended (IB_USER_VERBS_CMD_FLAG_EXTENDED) commands. */
+struct verbs_ex_hdr {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+#define SOFTRNIC_DECLARE_CMD(name, core_type)                                                      \
+	struct name {                                                                              \
+		ib_uverbs_cmd_hdr hdr;                                                             \
+		softrnic::verbs_abi::core_room<core_type> core;                                    \
+	};                                                                                         \
+	static_assert(sizeof(struct name) == sizeof(ib_uverbs_cmd_hdr) + sizeof(core_type));       \
+	static_assert(offsetof(struct name, core) == sizeof(ib_uverbs_cmd_hdr))
+#define SOFTRNIC_DECLARE_CMD_EX(name, core_type)                                                   \
+	struct name {                                                                              \
+		verbs_ex_hdr hdr;                                                                  \
+		softrnic::verbs_abi::core_room<core_type> core;                                    \
+	};                                                                                         \
+	static_assert(sizeof(struct name) == sizeof(verbs_ex_hdr) + sizeof(core_type));            \
+	static_assert(offsetof(struct name, core) == sizeof(verbs_ex_hdr))
+
+SOFTRNIC_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+SOFTRNIC_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+SOFTRNIC_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+SOFTRNIC_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
+SOFTRNIC_DECLARE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
+SOFTRNIC_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+SOFTRNIC_DECLARE_CMD_EX(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
+SOFTRNIC_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+SOFTRNIC_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
+SOFTRNIC_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+SOFTRNIC_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+SOFTRNIC_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+SOFTRNIC_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+SOFTRNIC_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
+
+#undef SOFTRNIC_DECLARE_CMD
+#undef SOFTRNIC_DECLARE_CMD_EX
+
 /* ---- functions exported by libibverbs under IBVERBS_PRIVATE_34 ---- */
 
 /* Adds a provider to the library's list; called from our ELF constructor. */
@@ -296,6 +400,58 @@ int ibv_cmd_query_port(ibv_context *context, uint8_t port_num, ibv_port_attr *po
 int ibv_cmd_alloc_pd(ibv_context *context, ibv_pd *pd, struct ibv_alloc_pd *cmd, size_t cmd_size,
 		     ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(ibv_pd *pd);
+
+/* CQ.  create_cq/create_cq_ex fill handle and cqe (and set cq->context);
+ * the caller of our op (libibverbs) then runs verbs_init_cq().  resize
+ * updates cq->cqe. */
+int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel, int comp_vector,
+		      ibv_cq *cq, struct ibv_create_cq *cmd, size_t cmd_size,
+		      ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_create_cq_ex(ibv_context *context, const ibv_cq_init_attr_ex *cq_attr, verbs_cq *cq,
+			 struct ibv_create_cq_ex *cmd, size_t cmd_size,
+			 ib_uverbs_ex_create_cq_resp *resp, size_t resp_size, uint32_t cmd_flags);
+int ibv_cmd_resize_cq(ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
+		      ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+/* Waits until every event reported for the CQ has been acked. */
+int ibv_cmd_destroy_cq(ibv_cq *cq);
+
+/* SRQ */
+int ibv_cmd_create_srq(ibv_pd *pd, ibv_srq *srq, ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size, ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, struct ibv_query_srq *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_srq(ibv_srq *srq);
+
+/* QP.  create_qp_ex2 fills handle, qp_num, the ibv_qp fields from the
+ * attributes (state RESET, mutex/cond) and the actual caps in attr->cap. */
+int ibv_cmd_create_qp_ex2(ibv_context *context, verbs_qp *qp, ibv_qp_init_attr_ex *qp_attr,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  ib_uverbs_ex_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_query_qp(ibv_qp *qp, ibv_qp_attr *qp_attr, int attr_mask,
+		     ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_modify_qp_ex(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask, struct ibv_modify_qp_ex *cmd,
+			 size_t cmd_size, ib_uverbs_ex_modify_qp_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_qp(ibv_qp *qp);
+
+/* MR, MW, AH */
+int ibv_cmd_reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access,
+		   verbs_mr *vmr, struct ibv_reg_mr *cmd, size_t cmd_size,
+		   ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(verbs_mr *vmr, uint32_t flags, void *addr, size_t length, uint64_t hca_va,
+		     int access, ibv_pd *pd, struct ibv_rereg_mr *cmd, size_t cmd_sz,
+		     ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
+int ibv_cmd_dereg_mr(verbs_mr *vmr);
+int ibv_cmd_alloc_mw(ibv_pd *pd, enum ibv_mw_type type, ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(ibv_mw *mw);
+int ibv_cmd_create_ah(ibv_pd *pd, ibv_ah *ah, ibv_ah_attr *attr, ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(ibv_ah *ah);
 
 /* Reads <ibdev_path>/<formatted name> into buf; returns its length or -1. */
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size, verbs_sysfs_dev *sysfs_dev, const char *fnfmt,
@@ -378,6 +534,34 @@ static_assert(offsetof(verbs_context_ops, free_context) == 39 * 8);
 static_assert(offsetof(verbs_context_ops, query_device_ex) == 58 * 8);
 static_assert(offsetof(verbs_context_ops, query_port) == 60 * 8);
 static_assert(offsetof(verbs_context_ops, unimport_pd) == 75 * 8);
+
+/* the object wrappers */
+static_assert(offsetof(verbs_srq, srq) == 0);
+static_assert(offsetof(verbs_srq, srq_type) == 128);
+static_assert(offsetof(verbs_srq, xrcd) == 136);
+static_assert(offsetof(verbs_srq, cq) == 144);
+static_assert(offsetof(verbs_srq, srq_num) == 152);
+static_assert(sizeof(verbs_srq) == 160);
+static_assert(offsetof(ibv_qp_ex, qp_base) == 0);
+static_assert(offsetof(verbs_qp, qp) == 0 && offsetof(verbs_qp, qp_ex) == 0);
+static_assert(sizeof(ibv_qp_ex) == 352);
+static_assert(offsetof(verbs_qp, comp_mask) == 352);
+static_assert(offsetof(verbs_qp, xrcd) == 360);
+static_assert(sizeof(verbs_qp) == 368);
+static_assert(offsetof(verbs_cq, cq) == 0 && offsetof(verbs_cq, cq_ex) == 0);
+static_assert(sizeof(verbs_cq) == 288);
+/* ibv_cq_ex extends ibv_cq: the library treats either as the other */
+static_assert(offsetof(ibv_cq_ex, handle) == offsetof(ibv_cq, handle));
+static_assert(offsetof(ibv_cq_ex, comp_events_completed) ==
+	      offsetof(ibv_cq, comp_events_completed));
+static_assert(offsetof(ibv_cq_ex, async_events_completed) ==
+	      offsetof(ibv_cq, async_events_completed));
+static_assert(sizeof(enum ibv_mr_type) == 4);
+static_assert(offsetof(verbs_mr, ibv_mr) == 0);
+static_assert(offsetof(verbs_mr, mr_type) == 48);
+static_assert(offsetof(verbs_mr, access) == 52);
+static_assert(sizeof(verbs_mr) == 56);
+static_assert(sizeof(verbs_ex_hdr) == 24);
 
 /* architecture-independent: the command records against the kernel uapi */
 static_assert(sizeof(struct ibv_get_context) ==
