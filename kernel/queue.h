@@ -63,25 +63,33 @@ static inline void *softrnic_ring_slot(const struct softrnic_ring *ring,
 					  ring->slot_size);
 }
 
-/* The peer's counters: read once, with ACQUIRE, then only validated. */
+/*
+ * The ordering contract of softrnic-abi.h.  The peer's counters are read
+ * once each, with ACQUIRE (slots written before the peer's RELEASE store
+ * are visible after it), then validated before use.
+ */
 static inline u32 softrnic_ring_load_prod(const struct softrnic_ring *ring)
 {
+	/* pairs with the producer's RELEASE store of prod */
 	return smp_load_acquire(&ring->ctrl->prod);
 }
 
 static inline u32 softrnic_ring_load_cons(const struct softrnic_ring *ring)
 {
+	/* pairs with the consumer's RELEASE store of cons */
 	return smp_load_acquire(&ring->ctrl->cons);
 }
 
 /* Our own counters: published with RELEASE after the slots. */
 static inline void softrnic_ring_store_prod(struct softrnic_ring *ring, u32 v)
 {
+	/* slot contents before prod; pairs with the consumer's ACQUIRE */
 	smp_store_release(&ring->ctrl->prod, v);
 }
 
 static inline void softrnic_ring_store_cons(struct softrnic_ring *ring, u32 v)
 {
+	/* done with the slots before cons; pairs with the producer's ACQUIRE */
 	smp_store_release(&ring->ctrl->cons, v);
 }
 
@@ -309,8 +317,13 @@ static inline enum ib_qp_state softrnic_qp_state(const struct softrnic_qp *qp)
 	return READ_ONCE(qp->state);
 }
 
-/* The workqueue running QP work items. */
-static inline struct workqueue_struct *softrnic_queue_wq(void)
+/*
+ * The workqueue running @sdev's QP work items.  For now the system's
+ * unbound one; a per-device WQ_MEM_RECLAIM queue (needed before storage
+ * ULPs run over softrnic) wants a setup/teardown hook in device.c.
+ */
+static inline struct workqueue_struct *
+softrnic_queue_wq(struct softrnic_dev *sdev)
 {
 	return system_unbound_wq;
 }

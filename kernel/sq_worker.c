@@ -37,7 +37,7 @@ enum softrnic_sq_step {
 
 void softrnic_qp_kick(struct softrnic_qp *qp)
 {
-	queue_work(softrnic_queue_wq(), &qp->work);
+	queue_work(softrnic_queue_wq(qp->sdev), &qp->work);
 }
 
 void softrnic_qp_error(struct softrnic_qp *qp, bool fatal)

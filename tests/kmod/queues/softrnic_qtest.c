@@ -200,7 +200,7 @@ static int qt_poll(struct ib_cq *cq, struct ib_wc *wc, int want, int ms)
 		got += n;
 		if (got >= want || ms <= 0)
 			return got;
-		msleep(10);
+		usleep_range(10000, 11000);
 		ms -= 10;
 	}
 }
@@ -615,8 +615,10 @@ static void test_local_ops(struct qt *t)
 	CHECK(!qt_inv(qp, m.mr->rkey, 4, 0), "LOCAL_INV unsignaled");
 	CHECK(qt_cq_quiet(cq), "no CQE for unsignaled successes");
 
-	/* Invalidating a bad key fails: error CQE (even unsignaled), QP to
-	 * ERR, not fatal. */
+	/*
+	 * Invalidating a bad key fails: error CQE (even unsignaled), QP to
+	 * ERR, not fatal.
+	 */
 	atomic_set(&qp_fatal_events, 0);
 	CHECK(!qt_inv(qp, 0xdead00, 5, 0), "LOCAL_INV of a bad key");
 	n = qt_poll(cq, wc, 1, 500);
