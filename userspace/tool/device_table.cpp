@@ -15,7 +15,7 @@ std::string format_table(const std::vector<DeviceRow> &rows, bool with_driver)
 			l.push_back(r.driver);
 		for (std::string &c : l)
 			if (c.empty())
-				c = "-";
+				c.assign(1, '-'); // not = "-": g++ 12 -O2 false -Wrestrict
 		return l;
 	};
 
