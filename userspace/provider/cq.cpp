@@ -92,11 +92,9 @@ uint32_t read_byte_len(ibv_cq_ex *c) noexcept
 }
 __be32 read_imm_data(ibv_cq_ex *c) noexcept
 {
-	const softrnic_cqe &e = cur(c);
-	/* ibv_wc_read_invalidated_rkey() byte-swaps what this returns */
-	if (e.wc_flags & SOFTRNIC_WC_F_WITH_INV)
-		return htobe32(e.ex);
-	return e.ex;
+	/* imm_data as received (network order), or the invalidated rkey in
+	 * host order: ibv_wc_read_invalidated_rkey() returns this unchanged */
+	return cur(c).ex;
 }
 uint32_t read_qp_num(ibv_cq_ex *c) noexcept
 {

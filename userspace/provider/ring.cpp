@@ -77,6 +77,23 @@ ring::ring(void *base, uint32_t num_slots, uint32_t slot_size) noexcept
 {
 }
 
+ring::ring(ring &&other) noexcept
+    : base_(std::exchange(other.base_, nullptr)), num_slots_(std::exchange(other.num_slots_, 0)),
+      slot_size_(std::exchange(other.slot_size_, 0)), mapping_(std::move(other.mapping_))
+{
+}
+
+ring &ring::operator=(ring &&other) noexcept
+{
+	if (this != &other) {
+		base_ = std::exchange(other.base_, nullptr);
+		num_slots_ = std::exchange(other.num_slots_, 0);
+		slot_size_ = std::exchange(other.slot_size_, 0);
+		mapping_ = std::move(other.mapping_);
+	}
+	return *this;
+}
+
 ring ring::map(int fd, const softrnic_ring_info &info, uint32_t min_slot_size)
 {
 	const int err = check_ring_info(info, min_slot_size);

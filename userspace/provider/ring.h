@@ -88,8 +88,9 @@ public:
 	ring() noexcept = default;
 	/* A ring over memory the caller owns and keeps alive (tests). */
 	ring(void *base, uint32_t num_slots, uint32_t slot_size) noexcept;
-	ring(ring &&) noexcept = default;
-	ring &operator=(ring &&) noexcept = default;
+	/* a moved-from ring is no ring */
+	ring(ring &&other) noexcept;
+	ring &operator=(ring &&other) noexcept;
 
 	/* Maps the ring the kernel described; throws std::system_error
 	 * (EPROTO for a bad geometry, else mmap's errno). */
