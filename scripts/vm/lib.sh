@@ -155,6 +155,24 @@ vm_accel() {
 	VM_ACCEL=$acc VM_CPU=$cpu
 }
 
+# Set VM_CONSOLE: $SOFTRNIC_VM_CONSOLE, else build/vm/console.log -- unless
+# another VM (another user of this tree, or run next to run-suite) is
+# writing that one: then build/vm/console-PID.log, so neither clobbers the
+# other's.  The lock is held until this process and QEMU are gone.
+vm_pick_console() {
+	if [ -n "${SOFTRNIC_VM_CONSOLE:-}" ]; then
+		VM_CONSOLE=$SOFTRNIC_VM_CONSOLE
+		return
+	fi
+	exec {VM_CONSOLE_LOCK}>>"$VM_BUILD/console.lock"
+	if flock -n "$VM_CONSOLE_LOCK"; then
+		VM_CONSOLE=$VM_BUILD/console.log
+	else
+		VM_CONSOLE=$VM_BUILD/console-$$.log
+		vm_msg "another VM is writing build/vm/console.log; this one's console: $VM_CONSOLE"
+	fi
+}
+
 # Kernel command line.  console=ttyS0: the whole kernel log goes to
 # build/vm/console.log.  oops=panic + panic=-1 (+ QEMU's -no-reboot): an
 # Oops ends the VM at once with the Oops text on the console, instead of
