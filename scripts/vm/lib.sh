@@ -12,6 +12,11 @@ VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 VM_BUILD=$VM_ROOT/build/vm
 VM_QEMU=${SOFTRNIC_QEMU:-qemu-system-x86_64}
 
+# What counts as a kernel splat (run-suite fails a test for any of these in
+# the kernel log it caused; run warns).  Deliberately no exceptions: a test
+# must not pass while the kernel complains.
+VM_SPLAT_RE='BUG:|WARNING:|Oops|general protection fault|soft lockup|hard LOCKUP|refcount_t:|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|hung_task|blocked for more than|Call Trace:'
+
 vm_msg() { printf 'vm: %s\n' "$*" >&2; }
 # 125: "the harness itself failed" (as in git bisect run), distinct from
 # any status the guest command can return and from timeout's 124.
@@ -94,7 +99,24 @@ vm_kernel() {
 #     at once (softrnic_vm.probe=1), within 30 s (a working KVM needs ~2 s).
 # Prints the working -cpu model.
 vm_probe_kvm() {
-	local bios=$VM_BUILD/kvm-probe.bin cpu='' c kver log=$VM_BUILD/kvm-probe.log
+	local cpu kver log=$VM_BUILD/kvm-probe.log
+	cpu=$(vm_kvm_cpu) || return 1
+	kver=$(vm_kver)
+	"$VM_ROOT/scripts/vm/build-initramfs" || return 1
+	rm -f "$log"
+	timeout 30 "$VM_QEMU" -accel kvm -machine pc -cpu "$cpu" -m 256 \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$(vm_kernel "$kver")" -initrd "$VM_BUILD/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 softrnic_vm.probe=1" \
+		-serial "file:$log" </dev/null >/dev/null 2>&1
+	grep -q -a 'softrnic-vm: initramfs started' "$log" 2>/dev/null || return 1
+	echo "$cpu"
+}
+
+# Stage 1 of the probe: the first -cpu model with which QEMU runs guest
+# code under KVM at all.
+vm_kvm_cpu() {
+	local bios=$VM_BUILD/kvm-probe.bin c
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
 	{
 		head -c 65520 /dev/zero
@@ -106,21 +128,11 @@ vm_probe_kvm() {
 			-nodefaults -no-user-config -display none -bios "$bios" \
 			-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >/dev/null 2>&1
 		if [ $? -eq 85 ]; then
-			cpu=$c
-			break
+			echo "$c"
+			return 0
 		fi
 	done
-	[ -n "$cpu" ] || return 1
-	kver=$(vm_kver)
-	"$VM_ROOT/scripts/vm/build-initramfs" || return 1
-	rm -f "$log"
-	timeout 30 "$VM_QEMU" -accel kvm -machine pc -cpu "$cpu" -m 256 \
-		-nodefaults -no-user-config -display none -no-reboot \
-		-kernel "$(vm_kernel "$kver")" -initrd "$VM_BUILD/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 softrnic_vm.probe=1" \
-		-serial "file:$log" </dev/null >/dev/null 2>&1
-	grep -q -a 'softrnic-vm: initramfs started' "$log" 2>/dev/null || return 1
-	echo "$cpu"
+	return 1
 }
 
 # Choose the accelerator: sets VM_ACCEL (kvm|tcg) and VM_CPU (-cpu model).
@@ -150,7 +162,8 @@ vm_accel() {
 	fi
 	if [ "${SOFTRNIC_VM_ACCEL:-auto}" = kvm ] && [ "$acc" != kvm ]; then
 		vm_msg "warning: SOFTRNIC_VM_ACCEL=kvm but KVM failed its probe here; trying anyway"
-		acc=kvm cpu=host
+		acc=kvm
+		cpu=$(vm_kvm_cpu) || cpu=host
 	fi
 	VM_ACCEL=$acc VM_CPU=$cpu
 }
@@ -258,13 +271,20 @@ vm_boot() {
 	# If the extracted vmlinux never reached the initramfs, PVH boot does
 	# not work with this kernel/QEMU pair: retry with the bzImage and, if
 	# that one gets further, stop using the vmlinux for good.
-	if [ "$VM_RESULT" = noboot ] && [ "$kernel" != "$bz" ] && ! vm_reached_initramfs; then
+	# (Not when QEMU itself failed: that is no PVH problem.)
+	if [ "$VM_RESULT" = noboot ] && [ "$VM_QEMU_RC" = 0 ] && [ "$kernel" != "$bz" ] &&
+		! vm_reached_initramfs; then
 		vm_msg "PVH boot of $kernel failed; retrying with $bz"
 		vm_boot_once "$bz"
 		if vm_reached_initramfs; then
 			: >"$kernel.pvh-broken"
 		fi
 	fi
+}
+
+# The last boot's console lines that look like kernel splats.
+vm_console_splats() {
+	tail -c +"${VM_CONSOLE_START:-1}" "$VM_CONSOLE" 2>/dev/null | grep -a -E -- "$VM_SPLAT_RE" | tr -d '\r'
 }
 
 # Did the last boot get as far as the initramfs's /init?
@@ -355,6 +375,8 @@ vm_boot_once() {
 	done
 	wait "$_qemu_pid" 2>/dev/null
 	_rc=$?
+	# 0 also when we stopped it (QEMU exits cleanly on SIGTERM).
+	VM_QEMU_RC=$_rc
 	# The tails end by themselves within 0.1 s of QEMU's exit.
 	for _i in "${_pids[@]}"; do wait "$_i" 2>/dev/null; done
 	VM_KERNEL=$_kernel
