@@ -6,6 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 port_state() { ibv_devinfo -d "$1" | awk '/state:/ {print $2; exit}'; }
+state_is() { [ "$(port_state "$1")" = "$2" ]; }
 active_mtu() { ibv_devinfo -d "$1" | awk '/active_mtu:/ {print $2; exit}'; }
 
 net_setup
@@ -21,15 +22,15 @@ sleep 1 # let it open the device and block in ibv_get_async_event
 
 # Taking the peer end down drops sr0's carrier.
 in_peer ip link set sr1 down
-retry_until 10 test "$(port_state roce0)" = PORT_DOWN
+retry_until 10 state_is roce0 PORT_DOWN
 assert_eq "$(port_state iw0)" PORT_DOWN "iw0 follows carrier too"
 in_peer ip link set sr1 up
-retry_until 10 test "$(port_state roce0)" = PORT_ACTIVE
+retry_until 10 state_is roce0 PORT_ACTIVE
 # Admin down on our own end is a port error as well.
 ip link set sr0 down
-retry_until 10 test "$(port_state roce0)" = PORT_DOWN
+retry_until 10 state_is roce0 PORT_DOWN
 ip link set sr0 up
-retry_until 10 test "$(port_state roce0)" = PORT_ACTIVE
+retry_until 10 state_is roce0 PORT_ACTIVE
 
 retry_until 10 grep -q PORT_ACTIVE "$events"
 kill $watch; wait $watch 2>/dev/null
