@@ -114,6 +114,7 @@ struct fake_qp {
 		obj->qp_ptr()->context = &ctx;
 		obj->qp_ptr()->handle = 0x77;
 		obj->qp_ptr()->qp_type = kind == SR_QP_UD ? IBV_QPT_UD : IBV_QPT_RC;
+		obj->qp_ptr()->state = IBV_QPS_RTS;
 		sq_limits lim{kind, 4, 128, sig_all};
 		obj->attach(send_queue(sqm.view(), lim), recv_queue(rqm.view(), 4));
 		obj->enable_qp_ex(kind == SR_QP_UD ? qp_ud_send_ops : qp_rc_send_ops);
@@ -469,6 +470,27 @@ TEST_CASE("QP: the doorbell rings only when the kernel is idle", "[provider][wqe
 	q.sqm.ctrl()->kflags = SOFTRNIC_KFLAG_ERROR;
 	REQUIRE(post_send(q.ibqp(), &wr, &bad) == 0);
 	CHECK(q.doorbells().size() == 1);
+}
+
+TEST_CASE("QP: no sends in RESET", "[provider][wqe]")
+{
+	fake_qp q;
+	q.ibqp()->state = IBV_QPS_RESET;
+	ibv_send_wr wr = make_wr(1, IBV_WR_SEND);
+	ibv_send_wr *bad = nullptr;
+	CHECK(post_send(q.ibqp(), &wr, &bad) == EINVAL);
+	CHECK(bad == &wr);
+	ibv_wr_start(q.qpx());
+	ibv_wr_send(q.qpx());
+	CHECK(ibv_wr_complete(q.qpx()) == EINVAL);
+	CHECK(q.sqm.ctrl()->prod == 0);
+	CHECK(q.doorbells().empty());
+	/* receives may be posted before INIT (they wait in the RQ) */
+	ibv_recv_wr rwr{};
+	ibv_recv_wr *rbad = nullptr;
+	CHECK(post_recv(q.ibqp(), &rwr, &rbad) == 0);
+	q.ibqp()->state = IBV_QPS_INIT;
+	CHECK(post_send(q.ibqp(), &wr, &bad) == 0);
 }
 
 TEST_CASE("QP: a failing doorbell is reported", "[provider][wqe][doorbell]")

@@ -41,6 +41,12 @@ int qp::doorbell(uint32_t command) noexcept
 
 int qp::post_send(ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 {
+	/* the kernel does not consume a RESET SQ, and the next modify would
+	 * not discard what was posted: refuse, as rxe does */
+	if (qp_ptr()->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	int err;
 	bool ring;
 	{
@@ -89,6 +95,11 @@ void qp::wr_start() noexcept
 
 int qp::wr_complete() noexcept
 {
+	if (qp_ptr()->state == IBV_QPS_RESET) { /* as post_send */
+		sq_.wr_abort();
+		sq_lock_.unlock();
+		return EINVAL;
+	}
 	int err = sq_.wr_complete();
 	const bool ring = !err && sq_.published() && sq_.need_doorbell();
 	sq_lock_.unlock();

@@ -10,7 +10,9 @@
  * (ibv_wr_*) for the opcodes in send_ops_flags.
  *
  * Data path:
- *   post_send  WQEs into the SQ ring (send_queue.h), prod published with
+ *   post_send  EINVAL while the QP is in RESET (libibverbs' ibv_qp::state,
+ *              as rxe); otherwise WQEs into the SQ ring (send_queue.h),
+ *              prod published with
  *              release, then the doorbell test: a seq_cst fence and a look
  *              at the SQ's kflags; only if the kernel is not already
  *              draining the SQ (KERNEL_ACTIVE clear) one empty POST_SEND

@@ -128,6 +128,10 @@ bool ring::kernel_error() const noexcept
 void ring::arm(uint32_t flags) const noexcept
 {
 	word(ctrl()->uflags).fetch_or(flags, std::memory_order_seq_cst);
+	/* the full fence of the contract, before the caller's next poll
+	 * loads prod (a seq_cst RMW alone does not order a later acquire
+	 * load in the C++ model; on x86 it costs nothing extra) */
+	std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 /* ---------------------------------------------------------- ring_producer */

@@ -25,11 +25,12 @@
  *     then kflags loaded.  A seq_cst fence between the two pairs with the
  *     kernel's full barrier between clearing KERNEL_ACTIVE (or setting
  *     ERROR) and re-reading prod, so at least one side sees the other;
- *   - arm(): a seq_cst fetch_or on uflags.  The kernel clears uflags with a
- *     compare-and-exchange when it takes the request, so ours must be an
- *     atomic read-modify-write too, and it must be ordered before the
- *     application's next poll loads prod (the kernel's side: publish the
- *     CQE, full barrier, look at uflags).
+ *   - arm(): a fetch_or on uflags, then a seq_cst fence.  The kernel clears
+ *     uflags with a compare-and-exchange when it takes the request, so ours
+ *     must be an atomic read-modify-write too (a plain store could undo a
+ *     request the kernel has not taken, or revive one it has); the fence
+ *     orders it before the application's next poll loads prod (the
+ *     kernel's side: publish the CQE, full barrier, look at uflags).
  * Each side keeps its own counter in process memory and only stores it into
  * the ring; it never trusts a re-read of its own counter from shared memory.
  * A producer or consumer object is not thread safe: the verbs object that

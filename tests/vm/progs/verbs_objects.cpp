@@ -460,6 +460,11 @@ void error_paths(device &d)
 		check(err == EINVAL, "%s: INIT -> SQD -> %s", n, std::strerror(err));
 	}
 	check(to_state(qp, IBV_QPS_RESET) == 0, "%s: INIT -> RESET", n);
+	ibv_send_wr swr{}, *sbad = nullptr;
+	swr.opcode = IBV_WR_SEND;
+	check(ibv_post_send(qp, &swr, &sbad) == EINVAL && sbad == &swr,
+	      "%s: post_send in RESET -> EINVAL", n);
+	check(to_init(d, qp) == 0, "%s: RESET -> INIT again", n);
 
 	/* post_send checks against the caps the QP really has */
 	ibv_qp_attr qa{};
@@ -481,8 +486,9 @@ void error_paths(device &d)
 	check(ibv_post_send(qp, &wr, &bad) == EINVAL, "%s: inline above max_inline -> EINVAL", n);
 	ibv_destroy_qp(qp);
 
-	/* a full SQ */
+	/* a full SQ (in INIT nothing is consumed) */
 	qp = must(make_qp(pd, cq, cq, IBV_QPT_RC, 4), "create_qp");
+	check(to_init(d, qp) == 0, "%s: to INIT", n);
 	ibv_query_qp(qp, &qa, IBV_QP_CAP, &qi);
 	std::vector<ibv_send_wr> wrs(qi.cap.max_send_wr + 1);
 	for (size_t i = 0; i < wrs.size(); i++) {
