@@ -6,7 +6,7 @@
 BUILD      ?= $(CURDIR)/build
 CMAKE_TYPE ?= RelWithDebInfo
 
-.PHONY: all deps module userspace unit vmtest check demo bench clean format
+.PHONY: all deps module userspace testprogs unit vmtest check demo bench clean format
 
 all: module userspace
 
@@ -20,12 +20,19 @@ userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_TYPE)
 	cmake --build $(BUILD)/userspace -j$$(nproc)
 
+# Programs and test modules the VM suites run (built on the host: the VM
+# never compiles anything).
+testprogs: module
+	$(MAKE) -C tests/kmod/queues
+	$(MAKE) -C tests/kmod/memory
+	$(MAKE) -C tests/raw_uverbs
+
 # Host unit tests only (no VM).
 unit: userspace
 	scripts/check --unit-only
 
 # VM suites only.
-vmtest: all
+vmtest: all testprogs
 	scripts/check --vm-only
 
 # Everything: deps, build, host unit tests, VM suites; ends with
@@ -33,6 +40,7 @@ vmtest: all
 check:
 	$(MAKE) deps
 	$(MAKE) all
+	$(MAKE) testprogs
 	scripts/check
 
 demo:
@@ -50,4 +58,7 @@ format:
 
 clean:
 	$(MAKE) -C kernel clean
+	-$(MAKE) -C tests/kmod/queues clean
+	-$(MAKE) -C tests/kmod/memory clean
+	-$(MAKE) -C tests/raw_uverbs clean
 	rm -rf $(BUILD)

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 T=$SOFTRNIC_ROOT/tests/raw_uverbs/ring_test
-make -s -C "$SOFTRNIC_ROOT/tests/raw_uverbs" >/dev/null || die "cannot build ring_test"
+[ -x "$T" ] || die "$T not built (make testprogs)"
 
 net_setup
 rdma link add roce0 type roce netdev sr0 || die "add roce0"
