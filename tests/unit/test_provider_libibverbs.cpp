@@ -34,6 +34,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <string>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@
 #include "device.h"
 #include "log.h"
 #include "pd.h"
+#include "qp.h"
 #include "softrnic-abi.h"
 #include "uverbs_cmd.h"
 
@@ -81,6 +83,14 @@ int armed_fd = -1;
 std::vector<call_seen> calls;
 softrnic_alloc_ucontext_resp ucontext{};
 ib_uverbs_query_port_resp_ex port{};
+
+/* Queue objects: what CQ_CREATE / QP_CREATE answer, and the memory their
+ * rings live in (a memfd; mmap() of the armed fd maps it instead). */
+int ring_fd = -1;
+softrnic_create_cq_resp cq_resp{};
+softrnic_create_qp_resp qp_resp{};
+ib_uverbs_qp_cap qp_cap{};
+uint32_t next_handle = 10;
 
 void arm(int fd)
 {
@@ -134,6 +144,44 @@ int answer(ib_uverbs_ioctl_hdr *hdr)
 	}
 	if (hdr->object_id == UVERBS_OBJECT_PD && hdr->method_id == UVERBS_METHOD_PD_DESTROY)
 		return 0;
+
+	const bool cq_create =
+	    hdr->object_id == UVERBS_OBJECT_CQ && hdr->method_id == UVERBS_METHOD_CQ_CREATE;
+	const bool qp_create =
+	    hdr->object_id == UVERBS_OBJECT_QP && hdr->method_id == UVERBS_METHOD_QP_CREATE;
+	if ((cq_create || qp_create) && ring_fd >= 0) {
+		for (unsigned i = 0; i < hdr->num_attrs; i++) {
+			ib_uverbs_attr &a = hdr->attrs[i];
+			static_assert(int{UVERBS_ATTR_CREATE_CQ_HANDLE} ==
+				      int{UVERBS_ATTR_CREATE_QP_HANDLE});
+			if (a.attr_id == UVERBS_ATTR_CREATE_CQ_HANDLE) /* the new idr handle */
+				a.data = next_handle++;
+			else if (cq_create && a.attr_id == UVERBS_ATTR_CREATE_CQ_RESP_CQE)
+				out(a, &cq_resp.cq.num_slots, sizeof(uint32_t));
+			else if (qp_create && a.attr_id == UVERBS_ATTR_CREATE_QP_RESP_CAP)
+				out(a, &qp_cap, sizeof(qp_cap));
+			else if (qp_create && a.attr_id == UVERBS_ATTR_CREATE_QP_RESP_QP_NUM)
+				out(a, &qp_resp.qpn, sizeof(uint32_t));
+			else if (a.attr_id == UVERBS_ATTR_UHW_OUT && cq_create)
+				out(a, &cq_resp, sizeof(cq_resp));
+			else if (a.attr_id == UVERBS_ATTR_UHW_OUT)
+				out(a, &qp_resp, sizeof(qp_resp));
+		}
+		return 0;
+	}
+	if ((hdr->object_id == UVERBS_OBJECT_CQ && hdr->method_id == UVERBS_METHOD_CQ_DESTROY) ||
+	    (hdr->object_id == UVERBS_OBJECT_QP && hdr->method_id == UVERBS_METHOD_QP_DESTROY)) {
+		/* no events reported: both responses are only counters */
+		static_assert(int{UVERBS_ATTR_DESTROY_CQ_RESP} == int{UVERBS_ATTR_DESTROY_QP_RESP});
+		static_assert(sizeof(ib_uverbs_destroy_cq_resp) >=
+			      sizeof(ib_uverbs_destroy_qp_resp));
+		for (unsigned i = 0; i < hdr->num_attrs; i++)
+			if (hdr->attrs[i].attr_id == UVERBS_ATTR_DESTROY_CQ_RESP) {
+				const ib_uverbs_destroy_cq_resp zero{};
+				out(hdr->attrs[i], &zero, sizeof(zero));
+			}
+		return 0;
+	}
 	return EPROTONOSUPPORT;
 }
 
@@ -158,6 +206,18 @@ extern "C" int ioctl(int fd, unsigned long request, ...) noexcept
 		return 0;
 	}
 	return static_cast<int>(syscall(SYS_ioctl, fd, request, arg));
+}
+
+/*
+ * Interposes mmap() for this test binary: the provider's ring mappings of
+ * the armed "uverbs fd" (a socket, which cannot be mapped) map the fake
+ * kernel's memfd at the same offset instead.
+ */
+extern "C" void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) noexcept
+{
+	if (fd >= 0 && fd == fake_kernel::armed_fd && fake_kernel::ring_fd >= 0)
+		fd = fake_kernel::ring_fd;
+	return reinterpret_cast<void *>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -756,4 +816,171 @@ TEST_CASE("provider: query_device_ex renders fw_ver", "[provider][context]")
 	in.comp_mask = 1;
 	CHECK(softrnic::query_device_ex(oc.ctx(), &in, &ax, sizeof(ax)) == EINVAL);
 	CHECK(oc.cdev.nothing_written());
+}
+
+/* A memfd holding the fake kernel's rings, and its view of them. */
+struct fake_rings {
+	static constexpr size_t bytes = 4 * 4096;
+	int fd = -1;
+	unsigned char *mem = nullptr;
+
+	fake_rings()
+	{
+		fd = memfd_create("softrnic-fake-rings", MFD_CLOEXEC);
+		REQUIRE(fd >= 0);
+		REQUIRE(ftruncate(fd, bytes) == 0);
+		mem = static_cast<unsigned char *>(
+		    ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+		REQUIRE(mem != MAP_FAILED);
+		fake_kernel::ring_fd = fd;
+	}
+	~fake_rings()
+	{
+		fake_kernel::ring_fd = -1;
+		munmap(mem, bytes);
+		close(fd);
+	}
+	softrnic_ring_ctrl *ctrl(uint64_t offset)
+	{
+		return reinterpret_cast<softrnic_ring_ctrl *>(mem + offset);
+	}
+	template <typename T> T *slot(uint64_t offset, uint32_t index, uint32_t slot_size)
+	{
+		return reinterpret_cast<T *>(mem + offset + SOFTRNIC_RING_CTRL_SIZE +
+					     size_t{index} * slot_size);
+	}
+};
+
+softrnic_ring_info ring_at(uint64_t offset, uint32_t num_slots, uint32_t slot_size)
+{
+	softrnic_ring_info r{};
+	r.mmap_offset = offset;
+	r.mmap_size = 4096;
+	r.num_slots = num_slots;
+	r.slot_size = slot_size;
+	return r;
+}
+
+bool mapped(const void *p)
+{
+	unsigned char vec;
+	return mincore(const_cast<void *>(p), 1, &vec) == 0;
+}
+
+TEST_CASE("provider: CQ and QP end to end over the ioctl path", "[provider][cq][qp]")
+{
+	open_context oc(good_ucontext());
+	REQUIRE(oc.vctx != nullptr);
+	fake_rings rings;
+	fake_kernel::cq_resp = {ring_at(0, 16, 64), 5, 0};
+	fake_kernel::qp_resp = {ring_at(4096, 8, 128), ring_at(8192, 8, 64), 0x123, 64};
+	fake_kernel::qp_cap = {8, 8, 4, 3, 64};
+
+	/* CQ: the driver response the kernel fills is ours, exactly */
+	fake_kernel::calls.clear();
+	ibv_cq *cq = ibv_create_cq(oc.ctx(), 10, nullptr, nullptr, 0);
+	REQUIRE(cq != nullptr);
+	CHECK(cq->cqe == 16);
+	CHECK(cq->context == oc.ctx());
+	REQUIRE(fake_kernel::calls.size() == 1);
+	const auto &cc = fake_kernel::calls[0];
+	CHECK(cc.object == UVERBS_OBJECT_CQ);
+	CHECK(cc.method == UVERBS_METHOD_CQ_CREATE);
+	REQUIRE(cc.find(UVERBS_ATTR_UHW_OUT) != nullptr);
+	CHECK(cc.find(UVERBS_ATTR_UHW_OUT)->len == sizeof(softrnic_create_cq_resp));
+	CHECK(cc.find(UVERBS_ATTR_UHW_IN) == nullptr);
+	CHECK(cc.find(UVERBS_ATTR_CREATE_CQ_CQE)->data == 10);
+
+	/* a CQE "the kernel" produced comes out of ibv_poll_cq */
+	auto *cqe = rings.slot<softrnic_cqe>(0, 0, 64);
+	cqe->wr_id = 0xfeed;
+	cqe->opcode = SOFTRNIC_WC_RECV;
+	cqe->byte_len = 33;
+	rings.ctrl(0)->prod = 1;
+	ibv_wc wc{};
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 1);
+	CHECK(wc.wr_id == 0xfeed);
+	CHECK(wc.opcode == IBV_WC_RECV);
+	CHECK(wc.byte_len == 33);
+	CHECK(rings.ctrl(0)->cons == 1);
+	CHECK(ibv_req_notify_cq(cq, 1) == 0);
+	CHECK(rings.ctrl(0)->uflags == SOFTRNIC_CQ_ARM_SOLICITED);
+
+	/* QP */
+	ibv_pd *pd = ibv_alloc_pd(oc.ctx());
+	REQUIRE(pd != nullptr);
+	(void)oc.cdev.next_write(); /* ALLOC_PD went through write() */
+	fake_kernel::calls.clear();
+	ibv_qp_init_attr qa{};
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap = {5, 5, 2, 2, 16};
+	ibv_qp *qp = ibv_create_qp(pd, &qa);
+	REQUIRE(qp != nullptr);
+	CHECK(qp->qp_num == 0x123);
+	CHECK(qp->state == IBV_QPS_RESET);
+	/* the caps the kernel reported, what the rings hold */
+	CHECK(qa.cap.max_send_wr == 8);
+	CHECK(qa.cap.max_send_sge == 4);
+	CHECK(qa.cap.max_recv_sge == 3);
+	CHECK(qa.cap.max_inline_data == 64);
+	REQUIRE(fake_kernel::calls.size() == 1);
+	const auto &qc = fake_kernel::calls[0];
+	CHECK(qc.object == UVERBS_OBJECT_QP);
+	CHECK(qc.method == UVERBS_METHOD_QP_CREATE);
+	REQUIRE(qc.find(UVERBS_ATTR_UHW_OUT) != nullptr);
+	CHECK(qc.find(UVERBS_ATTR_UHW_OUT)->len == sizeof(softrnic_create_qp_resp));
+	CHECK(qc.find(UVERBS_ATTR_UHW_IN) == nullptr);
+	CHECK(ibv_qp_to_qp_ex(qp) == nullptr); /* legacy create: no qp_ex */
+
+	/* a receive lands in the RQ ring, no system call */
+	ibv_recv_wr rwr{};
+	ibv_recv_wr *rbad = nullptr;
+	rwr.wr_id = 0xabc;
+	CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0);
+	CHECK(rings.ctrl(8192)->prod == 1);
+	CHECK(rings.slot<softrnic_rqe>(8192, 0, 64)->wr_id == 0xabc);
+	CHECK(oc.cdev.nothing_written());
+	/* a send in INIT: WQE in the SQ ring, then the doorbell write */
+	qp->state = IBV_QPS_INIT;
+	ibv_send_wr swr{};
+	ibv_send_wr *sbad = nullptr;
+	swr.wr_id = 0xdef;
+	swr.opcode = IBV_WR_SEND;
+	CHECK(ibv_post_send(qp, &swr, &sbad) == 0);
+	CHECK(rings.ctrl(4096)->prod == 1);
+	CHECK(rings.slot<softrnic_sqe>(4096, 0, 128)->wr_id == 0xdef);
+	const auto w = oc.cdev.next_write();
+	CHECK(header_of(w).command == IB_USER_VERBS_CMD_POST_SEND);
+	CHECK(w.size() == sizeof(cmd::doorbell_req));
+
+	void *sq_map = nullptr;
+	{ /* where the provider mapped the SQ: the slot it wrote */
+		const auto &r = qp::from_qp(qp)->sq().get();
+		sq_map = r.ctrl();
+	}
+	CHECK(mapped(sq_map));
+	CHECK(ibv_destroy_qp(qp) == 0);
+	CHECK_FALSE(mapped(sq_map)); /* unmapped with the QP */
+	CHECK(ibv_dealloc_pd(pd) == 0);
+	CHECK(ibv_destroy_cq(cq) == 0);
+}
+
+TEST_CASE("provider: a ring the kernel describes wrongly fails the create cleanly",
+	  "[provider][cq]")
+{
+	open_context oc(good_ucontext());
+	REQUIRE(oc.vctx != nullptr);
+	fake_rings rings;
+	fake_kernel::cq_resp = {ring_at(0, 12, 64), 5, 0}; /* 12: not a power of two */
+	fake_kernel::calls.clear();
+	errno = 0;
+	CHECK(ibv_create_cq(oc.ctx(), 10, nullptr, nullptr, 0) == nullptr);
+	CHECK(errno == EPROTO);
+	/* and the kernel CQ was destroyed again */
+	REQUIRE(fake_kernel::calls.size() == 2);
+	CHECK(fake_kernel::calls[1].object == UVERBS_OBJECT_CQ);
+	CHECK(fake_kernel::calls[1].method == UVERBS_METHOD_CQ_DESTROY);
+	CHECK(fake_kernel::calls[1].find(UVERBS_ATTR_DESTROY_CQ_HANDLE)->data ==
+	      fake_kernel::next_handle - 1);
 }
