@@ -41,6 +41,7 @@ static void softrnic_dealloc_driver(struct ib_device *ibdev)
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
+	softrnic_queues_fini(sdev);
 }
 
 /* Queue unregistration of a registered device; safe against a racing one. */
@@ -120,6 +121,10 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	if (!sdev)
 		return NULL;
 	ibdev = &sdev->ibdev;
+	if (softrnic_queues_init(sdev)) {
+		ib_dealloc_device(ibdev);
+		return NULL;
+	}
 
 	sdev->wire = wire;
 	sdev->state = SOFTRNIC_DEV_REGISTERING;
@@ -152,6 +157,7 @@ static void softrnic_dev_free_unregistered(struct softrnic_dev *sdev)
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
+	softrnic_queues_fini(sdev);
 	ib_dealloc_device(&sdev->ibdev);
 }
 

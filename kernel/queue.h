@@ -325,7 +325,7 @@ static inline enum ib_qp_state softrnic_qp_state(const struct softrnic_qp *qp)
 static inline struct workqueue_struct *
 softrnic_queue_wq(struct softrnic_dev *sdev)
 {
-	return system_unbound_wq;
+	return sdev->wq;
 }
 
 /* qp.c */
@@ -378,6 +378,5 @@ int softrnic_krqe_copy(const struct softrnic_ring *ring, u32 counter,
 		       u32 max_sge, struct softrnic_krqe *out);
 
 /* queue_ops.c */
-int softrnic_queues_enable(struct ib_device *ibdev);
 
 #endif /* SOFTRNIC_QUEUE_H */

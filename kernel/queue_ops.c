@@ -3,16 +3,19 @@
 #include "queue.h"
 
 /*
- * Per-device queue state, set up once ib_core has registered the device
- * and before any client (ib_mad, uverbs, ...) can create a queue or, for
- * uverbs, build its command table.  It
- * needs no teardown: ib_core destroys every QP, CQ and SRQ before it lets
- * the device go, which leaves the QPN table empty.
+ * Per-device queue state, set up with the device before registration.
+ * ib_core destroys every QP, CQ and SRQ before it lets the device go, so
+ * at softrnic_queues_fini() the QPN table is empty and no QP work is
+ * queued.
  */
-int softrnic_queues_enable(struct ib_device *ibdev)
+int softrnic_queues_init(struct softrnic_dev *sdev)
 {
-	struct softrnic_dev *sdev = to_sdev(ibdev);
+	struct ib_device *ibdev = &sdev->ibdev;
 
+	sdev->wq = alloc_workqueue("softrnic_qp", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				   0);
+	if (!sdev->wq)
+		return -ENOMEM;
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	sdev->qp_next = 0;
 	atomic_set(&sdev->qp_count, 0);
@@ -23,17 +26,22 @@ int softrnic_queues_enable(struct ib_device *ibdev)
 
 	/*
 	 * The SQ and RQ doorbells are the empty uverbs post_send and
-	 * post_recv, which ib_core leaves out of the default command mask.
-	 * Clients (uverbs among them) are added after this returns.
+	 * post_recv, which ib_core leaves out of the default command mask
+	 * it sets at allocation.
 	 */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	return 0;
 }
 
-const struct ib_device_ops softrnic_queue_ops = {
-	.enable_driver = softrnic_queues_enable,
+void softrnic_queues_fini(struct softrnic_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	xa_destroy(&sdev->qp_xa);
+	destroy_workqueue(sdev->wq);
+}
 
+const struct ib_device_ops softrnic_queue_ops = {
 	.create_cq = softrnic_create_cq,
 	.destroy_cq = softrnic_destroy_cq,
 	.resize_cq = softrnic_resize_cq,

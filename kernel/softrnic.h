@@ -76,7 +76,7 @@ struct softrnic_dev {
 	struct ida pd_ida;
 
 	/*
-	 * Queues (kernel/queue.h); set up by softrnic_queues_enable().
+	 * Queues (kernel/queue.h); set up by softrnic_queues_init().
 	 * qp_xa maps QPN -> struct softrnic_qp (QP1 is the GSI QP, others
 	 * from 2 up); its lock is taken irqsave.
 	 */
@@ -87,6 +87,11 @@ struct softrnic_dev {
 	atomic_t srq_count;
 	atomic_t cqn_next;		/* CQ/SRQ numbers: informational */
 	atomic_t srqn_next;
+	/*
+	 * QP work (SQ processing) runs here: per device so that storage ULPs
+	 * (WQ_MEM_RECLAIM) and device removal don't depend on other devices.
+	 */
+	struct workqueue_struct *wq;
 
 	/*
 	 * Memory objects (kernel/mem.h); set up by softrnic_mem_init().
@@ -158,6 +163,8 @@ void softrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
 void softrnic_disassociate_ucontext(struct ib_ucontext *ibuc);
 
 /* keys.c: per-device state of the memory objects */
+int softrnic_queues_init(struct softrnic_dev *sdev);
+void softrnic_queues_fini(struct softrnic_dev *sdev);
 void softrnic_mem_init(struct softrnic_dev *sdev);
 void softrnic_mem_fini(struct softrnic_dev *sdev);
 
