@@ -24,6 +24,13 @@ static_assert(int{SOFTRNIC_WR_LOCAL_INV} == int{IBV_WR_LOCAL_INV});
 static_assert(int{SOFTRNIC_WR_BIND_MW} == int{IBV_WR_BIND_MW});
 static_assert(int{SOFTRNIC_WR_SEND_WITH_INV} == int{IBV_WR_SEND_WITH_INV});
 static_assert(int{SOFTRNIC_WR_ATOMIC_WRITE} == int{IBV_WR_ATOMIC_WRITE});
+/* ... and so the kernel's IB_UVERBS_WR_* (what softrnic-abi.h promises) */
+static_assert(int{IBV_WR_SEND} == int{IB_UVERBS_WR_SEND});
+static_assert(int{IBV_WR_RDMA_READ} == int{IB_UVERBS_WR_RDMA_READ});
+static_assert(int{IBV_WR_ATOMIC_FETCH_AND_ADD} == int{IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD});
+static_assert(int{IBV_WR_LOCAL_INV} == int{IB_UVERBS_WR_LOCAL_INV});
+static_assert(int{IBV_WR_BIND_MW} == int{IB_UVERBS_WR_BIND_MW});
+static_assert(int{IBV_WR_SEND_WITH_INV} == int{IB_UVERBS_WR_SEND_WITH_INV});
 static_assert(sizeof(softrnic_sqe) == 64 && sizeof(softrnic_sge) == sizeof(ibv_sge));
 static_assert(offsetof(softrnic_sge, addr) == offsetof(ibv_sge, addr));
 static_assert(offsetof(softrnic_sge, length) == offsetof(ibv_sge, length));
