@@ -282,15 +282,27 @@ vm_boot() {
 	bz=/boot/vmlinuz-$kver
 	VM_KVER=$kver
 	vm_boot_once "$kernel"
-	# If the extracted vmlinux never reached the initramfs, PVH boot does
-	# not work with this kernel/QEMU pair: retry with the bzImage and, if
-	# that one gets further, stop using the vmlinux for good.
-	# (Not when QEMU itself failed: that is no PVH problem.)
-	if [ "$VM_RESULT" = noboot ] && [ "$VM_QEMU_RC" = 0 ] && [ "$kernel" != "$bz" ] &&
-		! vm_reached_initramfs; then
+	# If the extracted vmlinux never reached the initramfs, PVH boot may not
+	# work with this kernel/QEMU pair: retry with the bzImage and, if that
+	# one gets further, stop using the vmlinux for good.  Suspect PVH only
+	# when QEMU refused the image, the guest died on its own, or it hung
+	# until our boot watchdog fired -- not when QEMU failed for other
+	# reasons (e.g. KVM trouble) or someone else stopped it.
+	local suspect=0
+	if [ "$VM_RESULT" = noboot ] && [ "$kernel" != "$bz" ] && ! vm_reached_initramfs; then
+		if [ "$VM_BOOT_WATCHDOG" = 1 ]; then
+			suspect=1
+		elif [ "$VM_QEMU_RC" != 0 ]; then
+			grep -q -i -E 'pvh|uncompressed kernel|elf' "$VM_RUN/qemu.log" 2>/dev/null && suspect=1
+		elif ! grep -q 'terminating on signal' "$VM_RUN/qemu.log" 2>/dev/null; then
+			suspect=1
+		fi
+	fi
+	if [ $suspect = 1 ]; then
 		vm_msg "PVH boot of $kernel failed; retrying with $bz"
 		vm_boot_once "$bz"
 		if vm_reached_initramfs; then
+			vm_msg "the bzImage booted; using it from now on (rm $kernel.pvh-broken to retry PVH)"
 			: >"$kernel.pvh-broken"
 		fi
 	fi
@@ -310,7 +322,7 @@ vm_boot_once() {
 	local _kernel=$1 _initrd=$VM_BUILD/initramfs.cpio.gz _start _now _rc _pids=() _qemu_pid
 	VM_CTL=$VM_RUN/ctl
 	mkdir -p "$VM_CTL"
-	VM_RESULT='' VM_STATUS='' VM_REASON=''
+	VM_RESULT='' VM_STATUS='' VM_REASON='' VM_BOOT_WATCHDOG=0
 	rm -f "$VM_CTL/booted" "$VM_CTL/status"
 	# Where guest-setup finds the staged softrnic.ko (vm_prepare_modules).
 	printf '%s\n' "${VM_MODULES:-}" >"$VM_CTL/modules"
@@ -378,7 +390,7 @@ vm_boot_once() {
 		sleep 0.2
 		_now=$(date +%s)
 		if [ ! -e "$VM_CTL/booted" ] && [ $((_now - _start)) -ge "$_boot_limit" ]; then
-			VM_RESULT=noboot
+			VM_RESULT=noboot VM_BOOT_WATCHDOG=1
 		elif [ "${VM_TIMEOUT:-0}" -gt 0 ] && [ $((_now - _start)) -ge "$VM_TIMEOUT" ]; then
 			VM_RESULT=timeout
 		elif declare -F vm_poll_hook >/dev/null && ! vm_poll_hook; then
