@@ -765,6 +765,107 @@ static int run_abandon(struct ctx *c)
 	return 0;
 }
 
+
+/*
+ * A hostile process: random bytes over every part of its SQ, RQ and CQ
+ * rings (slots and control words alike) while it posts, rings doorbells,
+ * polls and moves QPs between states.  The kernel must survive with a
+ * clean log; the only thing checked here is that commands keep answering.
+ */
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static void scribble_ring(struct uring *r, int bytes)
+{
+	uint8_t *b = r->base;
+	size_t len = r->info.mmap_size;
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		b[rnd() % len] = (uint8_t)rnd();
+	if (rnd() % 4 == 0)	/* counters are the juiciest target */
+		((uint32_t *)r->ctrl)[(rnd() % 4) * 16] = (uint32_t)rnd();
+}
+
+static int run_scribble(struct ctx *c, int rounds)
+{
+	uint8_t qpt = c->link_type == SOFTRNIC_LINK_ROCE ? IBV_QPT_UD :
+							   IBV_QPT_RC;
+	struct softrnic_cqe cqe[16];
+	struct ucq scq, rcq;
+	struct uqp qp;
+	int i, j, alive = 0;
+
+	rnd_state = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+	for (i = 0; i < rounds; i++) {
+		CHECK(!create_cq(c, &scq, 32, comp_channel(c)), "send CQ");
+		CHECK(!create_cq(c, &rcq, 32, -1), "recv CQ");
+		CHECK(!create_qp(c, &qp, &scq, &rcq, qpt, 16, 16), "QP");
+		to_rts(c, &qp);
+		for (j = 0; j < 64; j++) {
+			switch (rnd() % 8) {
+			case 0:
+				scribble_ring(&qp.sq, 1 + rnd() % 64);
+				break;
+			case 1:
+				scribble_ring(&qp.rq, 1 + rnd() % 64);
+				break;
+			case 2:
+				scribble_ring(rnd() & 1 ? &scq.r : &rcq.r,
+					      1 + rnd() % 64);
+				break;
+			case 3:
+				post_send(c, &qp, j, SOFTRNIC_WR_SEND,
+					  SOFTRNIC_WQE_F_SIGNALED, NULL);
+				break;
+			case 4:
+				post_recv(c, &qp, j);
+				break;
+			case 5:
+				sq_doorbell(c, &qp);
+				rq_doorbell(c, &qp);
+				break;
+			case 6:
+				poll_cq(&scq, cqe, 0, 16, 0);
+				poll_cq(&rcq, cqe, 0, 16, 0);
+				break;
+			default:
+				if (rnd() % 8 == 0)
+					modify_qp(c, &qp, IBV_QPS_ERR, 0);
+				break;
+			}
+		}
+		/* Teardown must work whatever state the rings are in. */
+		if (rnd() % 2)
+			modify_qp(c, &qp, IBV_QPS_ERR, 0);
+		CHECK(!destroy_qp(c, &qp), "destroy QP after scribbling");
+		CHECK(!destroy_cq(c, &scq), "destroy send CQ");
+		CHECK(!destroy_cq(c, &rcq), "destroy recv CQ");
+		munmap(qp.sq.base, qp.sq.info.mmap_size);
+		munmap(qp.rq.base, qp.rq.info.mmap_size);
+		munmap(scq.r.base, scq.r.info.mmap_size);
+		munmap(rcq.r.base, rcq.r.info.mmap_size);
+		alive++;
+	}
+	/* Last round: leave scribbled objects for exit-time cleanup. */
+	CHECK(!create_cq(c, &scq, 32, -1), "final CQ");
+	CHECK(!create_qp(c, &qp, &scq, &scq, qpt, 16, 16), "final QP");
+	to_rts(c, &qp);
+	post_send(c, &qp, 1, SOFTRNIC_WR_SEND, SOFTRNIC_WQE_F_SIGNALED, NULL);
+	scribble_ring(&qp.sq, 4096);
+	scribble_ring(&scq.r, 4096);
+	sq_doorbell(c, &qp);
+	printf("ring_test: %d scribbled rounds survived\n", alive);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx c;
@@ -773,7 +874,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon]\n");
+		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon|scribble [ROUNDS]]\n");
 		return 2;
 	}
 	err = open_dev(&c, argv[1]);
@@ -785,6 +886,8 @@ int main(int argc, char **argv)
 		run_disassociate(&c);
 	else if (!strcmp(mode, "abandon"))
 		run_abandon(&c);
+	else if (!strcmp(mode, "scribble"))
+		run_scribble(&c, argc > 3 ? atoi(argv[3]) : 200);
 	else
 		run_basic(&c);
 	printf("ring_test: %s %s: %d checks, %d failed\n", argv[1], mode,

@@ -1,0 +1,27 @@
+#!/bin/bash
+# A hostile process scribbles random bytes over its SQ, RQ and CQ rings
+# (slots and counters) while posting, ringing doorbells and polling; then
+# one is killed with scribbled objects alive.  The kernel log must stay
+# clean (the harness fails the test on any splat) and nothing may leak.
+# timeout: 300
+. "$(dirname "$0")/lib.sh"
+
+T=$SOFTRNIC_ROOT/tests/raw_uverbs/ring_test
+[ -x "$T" ] || die "$T not built (make testprogs)"
+
+net_setup
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
+"$T" roce0 scribble 150 || die "ring_test roce0 scribble"
+"$T" iw0 scribble 150 || die "ring_test iw0 scribble"
+"$T" roce0 scribble 5 &
+pid=$!
+sleep 0.2
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+retry_until 20 sh -c '! rdma resource show qp | grep -q ring_test'
+rdma link delete roce0 || die "delete roce0"
+rdma link delete iw0 || die "delete iw0"
+unload_softrnic || die "rmmod softrnic: something leaked a reference"
+net_teardown
+echo "queues_scribble OK"
