@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The few things the pure protocol headers (roce_*.h) need from their
+ * environment, identical in softrnic.ko and in userspace (libsoftrnic,
+ * host unit tests, fuzzers): fixed-width types, big-endian conversion,
+ * packed structs, static asserts, memset/memcpy.
+ *
+ * Under __KERNEL__ everything maps onto the kernel's own helpers; in
+ * userspace the byte swaps use compiler builtins so that no libc feature
+ * macro (_DEFAULT_SOURCE for <endian.h>) is needed.
+ */
+#ifndef SOFTRNIC_PROTO_COMPAT_H
+#define SOFTRNIC_PROTO_COMPAT_H
+
+#include <linux/types.h>
+
+#ifdef __KERNEL__
+#include <linux/string.h>
+#include <asm/byteorder.h>
+
+#define sr_be16_to_cpu(x)	be16_to_cpu(x)
+#define sr_be32_to_cpu(x)	be32_to_cpu(x)
+#define sr_be64_to_cpu(x)	be64_to_cpu(x)
+#define sr_cpu_to_be16(x)	cpu_to_be16(x)
+#define sr_cpu_to_be32(x)	cpu_to_be32(x)
+#define sr_cpu_to_be64(x)	cpu_to_be64(x)
+
+#else /* !__KERNEL__ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#if !defined(__BYTE_ORDER__) || !defined(__ORDER_LITTLE_ENDIAN__)
+#error "proto_compat.h needs GCC or clang byte-order macros"
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SR_SWAP16(x)	__builtin_bswap16(x)
+#define SR_SWAP32(x)	__builtin_bswap32(x)
+#define SR_SWAP64(x)	__builtin_bswap64(x)
+#else
+#define SR_SWAP16(x)	(x)
+#define SR_SWAP32(x)	(x)
+#define SR_SWAP64(x)	(x)
+#endif
+
+static inline __u16 sr_be16_to_cpu(__be16 x)
+{
+	return (__u16)SR_SWAP16((__u16)x);
+}
+
+static inline __u32 sr_be32_to_cpu(__be32 x)
+{
+	return (__u32)SR_SWAP32((__u32)x);
+}
+
+static inline __u64 sr_be64_to_cpu(__be64 x)
+{
+	return (__u64)SR_SWAP64((__u64)x);
+}
+
+static inline __be16 sr_cpu_to_be16(__u16 x)
+{
+	return (__be16)SR_SWAP16(x);
+}
+
+static inline __be32 sr_cpu_to_be32(__u32 x)
+{
+	return (__be32)SR_SWAP32(x);
+}
+
+static inline __be64 sr_cpu_to_be64(__u64 x)
+{
+	return (__be64)SR_SWAP64(x);
+}
+#endif /* __KERNEL__ */
+
+/* Wire structs: no padding, any alignment (the BTH sits at offset 42). */
+#define SR_PACKED __attribute__((packed))
+
+#ifdef __cplusplus
+#define SR_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define SR_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define SR_NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* SOFTRNIC_PROTO_COMPAT_H */
