@@ -62,12 +62,12 @@ static inline const char *roce_parse_err_name(int err)
 /*
  * One packet's transport headers in host byte order.  roce_parse() fills
  * it from the wire; roce_build_hdrs() encodes it.  Only the extension
- * headers that the opcode carries (desc->ext, or roce_opcode_has_ext())
+ * headers that the opcode carries (info->ext, or roce_opcode_has_ext())
  * are meaningful; the parser zeroes the rest.
  */
 struct roce_pkt {
 	/* opcode table entry; set by roce_parse(), ignored by the encoder */
-	const struct roce_opcode_desc *desc;
+	const struct roce_opcode_desc *info;
 
 	/* BTH */
 	__u8	opcode;		/* enum roce_opcode */
@@ -201,7 +201,7 @@ static inline int roce_parse(const void *bth, size_t len, struct roce_pkt *out)
 	if (!desc)
 		return roce_transport_supported(out->opcode) ?
 		       ROCE_ERR_OPCODE : ROCE_ERR_TRANSPORT;
-	out->desc = desc;
+	out->info = desc;
 	if (roce_bth_tver(h) != 0)
 		return ROCE_ERR_TVER;
 

@@ -69,8 +69,8 @@ TEST_CASE("parse: RC SEND ONLY with padded payload", "[roce_parse]")
 	roce_pkt pkt;
 	REQUIRE(parse(p.b, &pkt) == ROCE_PARSE_OK);
 	CHECK(pkt.opcode == ROCE_RC_SEND_ONLY);
-	REQUIRE(pkt.desc != nullptr);
-	CHECK(pkt.desc->op == ROCE_OP_SEND);
+	REQUIRE(pkt.info != nullptr);
+	CHECK(pkt.info->op == ROCE_OP_SEND);
 	CHECK(pkt.bth_flags == ROCE_PKT_SE);
 	CHECK(pkt.pad == 3);
 	CHECK(pkt.ackreq);
@@ -128,7 +128,7 @@ TEST_CASE("parse: READ request and READ RESPONSE FIRST/MIDDLE", "[roce_parse]")
 	CHECK_FALSE(pkt.ackreq);
 	CHECK(pkt.payload_off == 16);
 	CHECK(pkt.payload_len == 1024);
-	CHECK(pkt.desc->flags & ROCE_OPF_RESP);
+	CHECK(pkt.info->flags & ROCE_OPF_RESP);
 
 	Bytes mid;
 	mid.bth(0x0e, 0x00, 0xffff, 0, 0x43, 0x00, 8).fill(1024, 0xcd).icrc();
@@ -181,7 +181,7 @@ TEST_CASE("parse: COMPARE SWAP and FETCH ADD", "[roce_parse]")
 
 	cs.b[0] = 0x14;
 	REQUIRE(parse(cs.b, &pkt) == ROCE_PARSE_OK);
-	CHECK(pkt.desc->op == ROCE_OP_FETCH_ADD);
+	CHECK(pkt.info->op == ROCE_OP_FETCH_ADD);
 }
 
 TEST_CASE("parse: SEND WITH INVALIDATE, FLUSH, ATOMIC WRITE", "[roce_parse]")
@@ -298,7 +298,7 @@ std::vector<__u8> build_pkt(const roce_pkt &in, __u32 payload_len)
 void check_same(const roce_pkt &in, const roce_pkt &out)
 {
 	const roce_opcode_desc *desc = roce_opcode_lookup(in.opcode);
-	CHECK(out.desc == desc);
+	CHECK(out.info == desc);
 	CHECK(out.opcode == in.opcode);
 	CHECK(out.bth_flags == in.bth_flags);
 	CHECK(out.ackreq == in.ackreq);
@@ -500,7 +500,7 @@ TEST_CASE("unknown opcodes: reserved vs unsupported transport", "[roce_parse]")
 			break;
 		}
 		CHECK(out.opcode == op);
-		CHECK(out.desc == nullptr);
+		CHECK(out.info == nullptr);
 	}
 	// an unknown opcode is reported even on a bad TVer
 	p.b[0] = 0x24;
