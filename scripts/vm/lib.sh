@@ -137,11 +137,15 @@ vm_kvm_cpu() {
 
 # Choose the accelerator: sets VM_ACCEL (kvm|tcg) and VM_CPU (-cpu model).
 # $SOFTRNIC_VM_ACCEL forces one; otherwise KVM if the probe passes.  The
-# probe result is cached per host boot: /dev/kvm permissions, modules and
-# so the answer can change across reboots.
+# probe result is cached per host boot and QEMU binary (/dev/kvm, modules
+# and so the answer can change across reboots), outside the tree, so that
+# fresh clones and other worktrees (CI's, for one) do not probe again.
 vm_accel() {
-	local cache=$VM_BUILD/accel boot id acc cpu
+	local dir=${SOFTRNIC_VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/softrnic-vm}
+	local cache boot id acc cpu
 	mkdir -p "$VM_BUILD"
+	mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ] || dir=$VM_BUILD
+	cache=$dir/accel
 	case ${SOFTRNIC_VM_ACCEL:-auto} in
 	tcg)
 		VM_ACCEL=tcg VM_CPU=max
@@ -150,7 +154,7 @@ vm_accel() {
 	kvm | auto | "") ;;
 	*) vm_die "SOFTRNIC_VM_ACCEL must be kvm, tcg or auto" ;;
 	esac
-	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+	boot="$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)/$(stat -L -c %s.%Y "$(command -v "$VM_QEMU")" 2>/dev/null)"
 	if ! read -r id acc cpu 2>/dev/null <"$cache" || [ "$id" != "$boot" ]; then
 		vm_msg "checking whether KVM works here (once per host boot, up to ~60 s)"
 		if cpu=$(vm_probe_kvm); then
