@@ -38,6 +38,8 @@ static void softrnic_dealloc_driver(struct ib_device *ibdev)
 	sdev->state = SOFTRNIC_DEV_GONE;
 	mutex_unlock(&softrnic_devices_lock);
 
+	if (sdev->wire_priv)
+		sdev->wire->dev_fini(sdev);
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
@@ -154,6 +156,8 @@ static void softrnic_dev_free_unregistered(struct softrnic_dev *sdev)
 	mutex_lock(&softrnic_devices_lock);
 	list_del_init(&sdev->list);
 	mutex_unlock(&softrnic_devices_lock);
+	if (sdev->wire_priv)
+		sdev->wire->dev_fini(sdev);
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
@@ -194,6 +198,12 @@ int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
 	err = ib_device_set_netdev(&sdev->ibdev, netdev, 1);
 	if (err)
 		goto err_free;
+	/* The transport (sockets, receive lookup) before anyone can use it. */
+	if (wire->dev_init) {
+		err = wire->dev_init(sdev);
+		if (err)
+			goto err_free;
+	}
 
 	/*
 	 * Once registered, the device may be unregistered (and freed) by a

@@ -210,6 +210,12 @@ int softrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_queues;
 	ibqp->qp_num = qpn;
 
+	if (sdev->wire->qp_init) {
+		err = sdev->wire->qp_init(qp);
+		if (err)
+			goto err_qpn;
+	}
+
 	if (udata) {
 		softrnic_ring_info(&qp->sq, &resp.sq);
 		softrnic_ring_info(&qp->rq, &resp.rq);
@@ -227,6 +233,8 @@ int softrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
+	if (qp->wire_priv)
+		sdev->wire->qp_fini(qp);
 	xa_erase_irq(&sdev->qp_xa, qpn);
 err_queues:
 	softrnic_qp_free_queues(qp);
@@ -248,6 +256,9 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Wait for the wire: no lookup succeeds once ref reached zero. */
 	softrnic_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* The wire's timers and work items, which may kick the QP. */
+	if (qp->wire_priv)
+		sdev->wire->qp_fini(qp);
 	/* Nobody can queue the work any more; wait for a running one. */
 	cancel_work_sync(&qp->work);
 

@@ -62,6 +62,9 @@ void softrnic_qp_to_error(struct softrnic_qp *qp)
 	softrnic_ring_kflags(&qp->sq, SOFTRNIC_KFLAG_ERROR, 0);
 	softrnic_ring_kflags(&qp->rq, SOFTRNIC_KFLAG_ERROR, 0);
 	softrnic_qp_flush(qp);
+	/* The transport stops its timers and forgets what is in flight. */
+	if (qp->sdev->wire->qp_modify)
+		qp->sdev->wire->qp_modify(qp, IB_QP_STATE, IB_QPS_ERR);
 }
 
 /* The RoCE or iWARP port's active MTU, as query_port reports it. */
@@ -270,6 +273,8 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	softrnic_qp_store_attrs(qp, attr, mask);
 	if (mask & IB_QP_STATE)
 		softrnic_qp_set_state(qp, cur, next);
+	if (qp->sdev->wire->qp_modify && next != IB_QPS_ERR)
+		qp->sdev->wire->qp_modify(qp, mask, cur);
 	mutex_unlock(&qp->mutex);
 	return 0;
 }

@@ -295,6 +295,9 @@ struct softrnic_qp {
 	u32 rq_prod;			/* kernel QPs: producer counter */
 	spinlock_t rq_lock;		/* consumer: wire receive path, flush */
 	u32 rq_cons;
+
+	/* The wire's transport state (qp_init .. qp_fini). */
+	void *wire_priv;
 };
 
 static inline struct softrnic_qp *to_sqp(struct ib_qp *ibqp)

@@ -46,6 +46,23 @@ struct softrnic_wire {
 	 * stay posted, uncompleted, until the QP is flushed.
 	 */
 	int (*sq_xmit)(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
+
+	/*
+	 * Transport hooks, all optional.  dev_init runs before the device is
+	 * registered (process context, no lock of ours), dev_fini when it
+	 * is freed (dealloc_driver, or a failed add).  qp_init/qp_fini
+	 * bracket a QP's life: qp_fini runs in destroy_qp after every wire
+	 * reference is gone and before the QP's work item is cancelled, and
+	 * must leave no timer or work of the wire behind.  qp_modify runs
+	 * under qp->mutex after modify_qp stored @mask's attributes and
+	 * changed the state from @cur, and after every move to ERR.
+	 */
+	int (*dev_init)(struct softrnic_dev *sdev);
+	void (*dev_fini)(struct softrnic_dev *sdev);
+	int (*qp_init)(struct softrnic_qp *qp);
+	void (*qp_fini)(struct softrnic_qp *qp);
+	void (*qp_modify)(struct softrnic_qp *qp, int mask,
+			  enum ib_qp_state cur);
 };
 
 extern const struct softrnic_wire softrnic_roce_wire;
@@ -105,6 +122,9 @@ struct softrnic_dev {
 	atomic_t num_mw;
 	struct xarray ahs;
 	u32 ah_next;			/* cyclic AH number hint */
+
+	/* The wire layer's per-device state (dev_init .. dev_fini). */
+	void *wire_priv;
 };
 
 static inline struct softrnic_dev *to_sdev(struct ib_device *ibdev)
@@ -144,6 +164,10 @@ void softrnic_dev_for_each_on(struct net_device *netdev,
 enum ib_port_state softrnic_netdev_port_state(struct net_device *netdev);
 int softrnic_netdev_init(void);
 void softrnic_netdev_exit(void);
+
+/* roce/roce_net.c: the RoCE wire's per-namespace state, module-wide */
+int roce_net_init(void);
+void roce_net_exit(void);
 
 /* attrs.c */
 int softrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
