@@ -37,6 +37,12 @@ static int __init softrnic_init(void)
 	err = softrnic_netdev_init();
 	if (err)
 		return err;
+	/* RoCE: per-namespace UDP sockets (kernel/roce/roce_net.c). */
+	err = roce_net_init();
+	if (err) {
+		softrnic_netdev_exit();
+		return err;
+	}
 	rdma_link_register(&softrnic_roce_link_ops);
 	rdma_link_register(&softrnic_iwarp_link_ops);
 	return 0;
@@ -48,6 +54,7 @@ static void __exit softrnic_exit(void)
 	rdma_link_unregister(&softrnic_iwarp_link_ops);
 	rdma_link_unregister(&softrnic_roce_link_ops);
 	ib_unregister_driver(SOFTRNIC_DRIVER_ID);
+	roce_net_exit();
 	softrnic_netdev_exit();
 }
 

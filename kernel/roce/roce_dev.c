@@ -7,7 +7,7 @@
  */
 #include <rdma/ib_mad.h>
 
-#include "softrnic.h"
+#include "roce/roce.h"
 #include "limits.h"
 
 static int softrnic_roce_port_immutable(struct ib_device *ibdev, u32 port,
@@ -29,6 +29,9 @@ static void softrnic_roce_fill_device_attr(struct softrnic_dev *sdev,
 
 static const struct ib_device_ops softrnic_roce_ops = {
 	.get_port_immutable = softrnic_roce_port_immutable,
+	/* transport counters, roce_stats.c */
+	.alloc_hw_port_stats = roce_alloc_hw_port_stats,
+	.get_hw_stats = roce_get_hw_stats,
 };
 
 const struct softrnic_wire softrnic_roce_wire = {
@@ -38,4 +41,11 @@ const struct softrnic_wire softrnic_roce_wire = {
 	.gid_tbl_len = SOFTRNIC_ROCE_GID_TBL_LEN,
 	.ops = &softrnic_roce_ops,
 	.fill_device_attr = softrnic_roce_fill_device_attr,
+	/* The RC transport (roce_net.c, roce_qp.c, roce_req.c, roce_resp.c). */
+	.sq_xmit = roce_sq_xmit,
+	.dev_init = roce_dev_init,
+	.dev_fini = roce_dev_fini,
+	.qp_init = roce_qp_init,
+	.qp_fini = roce_qp_fini,
+	.qp_modify = roce_qp_modify,
 };

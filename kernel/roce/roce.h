@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The RoCEv2 RC transport of softrnic: per-device and per-QP state shared
+ * by the files of kernel/roce.  Documentation/wire-roce.md describes the
+ * state machines; the packet format lives in kernel/proto/roce_*.h.
+ *
+ *   roce_net.c   UDP port 4791 per network namespace, receive demux,
+ *                IP/UDP encapsulation, ICRC, routing
+ *   roce_qp.c    QP hooks (create, modify, destroy), sq_xmit, counters
+ *   roce_req.c   requester: segmentation, retransmission, completions
+ *   roce_resp.c  responder: placement, ACK/NAK, READ and atomic responses
+ *
+ * Lock order (on top of kernel/queue.h's):
+ *   qp->mutex -> req.lock | resp.lock -> qp->sq_lock | qp->rq_lock |
+ *   srq->lock -> cq->lock
+ * req.lock and resp.lock are never held together, and no packet is ever
+ * transmitted with either held: the state is advanced under the lock,
+ * the skb is built and sent after it is dropped.
+ */
+#ifndef SOFTRNIC_ROCE_H
+#define SOFTRNIC_ROCE_H
+
+#include <linux/in6.h>
+#include <linux/seqlock.h>
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+
+#include "queue.h"
+#include "mem.h"
+#include "roce_icrc.h"
+#include "roce_parse.h"
+#include "roce_psn.h"
+
+/* ------------------------------------------------------------------ */
+/* Counters (rdma statistic); per CPU, summed by get_hw_stats. */
+
+enum roce_counter {
+	ROCE_CNT_TX_PKTS,
+	ROCE_CNT_TX_BYTES,
+	ROCE_CNT_RX_PKTS,
+	ROCE_CNT_RX_BYTES,
+	ROCE_CNT_DROP_ICRC,
+	ROCE_CNT_DROP_TRUNCATED,	/* the parse errors, in enum order */
+	ROCE_CNT_DROP_TRANSPORT,
+	ROCE_CNT_DROP_OPCODE,
+	ROCE_CNT_DROP_TVER,
+	ROCE_CNT_DROP_PAD,
+	ROCE_CNT_DROP_LENGTH,
+	ROCE_CNT_DROP_UNKNOWN_QP,
+	ROCE_CNT_DROP_BAD_ADDR,		/* not from the QP's peer, wrong type */
+	ROCE_CNT_DROP_OUT_OF_WINDOW,	/* PSN outside any window we track */
+	ROCE_CNT_DROP_NO_ROUTE,
+	ROCE_CNT_DUP_REQUESTS,
+	ROCE_CNT_RETRANSMITS,
+	ROCE_CNT_TIMEOUTS,
+	ROCE_CNT_SEQ_NAKS_SENT,
+	ROCE_CNT_SEQ_NAKS_RCVD,
+	ROCE_CNT_RNR_NAKS_SENT,
+	ROCE_CNT_RNR_NAKS_RCVD,
+	ROCE_CNT_NAKS_SENT,		/* access, invalid request, op error */
+	ROCE_CNT_NAKS_RCVD,
+	ROCE_CNT_ACKS_SENT,
+	ROCE_CNT_READ_RESPONSES,
+	ROCE_CNT_ATOMICS,
+	ROCE_CNT_NR,
+};
+
+/* ------------------------------------------------------------------ */
+/* Devices and namespaces (roce_net.c) */
+
+struct roce_ns;
+
+struct roce_dev {
+	struct softrnic_dev *sdev;
+	/* On rns->devs (RCU); rns is NULL once the namespace went away. */
+	struct list_head ns_node;
+	struct roce_ns *rns;
+	u64 __percpu *stats;
+};
+
+static inline struct roce_dev *roce_dev(const struct softrnic_dev *sdev)
+{
+	return sdev->wire_priv;
+}
+
+static inline void roce_count(struct softrnic_dev *sdev, enum roce_counter c,
+			      u64 n)
+{
+	struct roce_dev *rdev = roce_dev(sdev);
+
+	this_cpu_add(rdev->stats[c], n);
+}
+
+int roce_net_init(void);
+void roce_net_exit(void);
+int roce_dev_init(struct softrnic_dev *sdev);
+void roce_dev_fini(struct softrnic_dev *sdev);
+
+/* ------------------------------------------------------------------ */
+/* Paths: where a QP's packets go, derived from its AV at modify time. */
+
+struct roce_path {
+	bool valid;
+	bool ipv6;
+	int ifindex;			/* the source GID's netdev (VLAN dev) */
+	u8 tos;
+	u8 ttl;
+	__be16 sport;			/* flow entropy, 0xC000..0xFFFF */
+	u32 flow_label;
+	union {
+		struct {
+			__be32 saddr4;
+			__be32 daddr4;
+		};
+		struct {
+			struct in6_addr saddr6;
+			struct in6_addr daddr6;
+		};
+	};
+};
+
+/* Headroom for Ethernet (+VLAN) / IPv6 / UDP in front of the BTH. */
+#define ROCE_HEADROOM(ndev) \
+	(LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+struct sk_buff *roce_alloc_skb(struct softrnic_qp *qp, const struct roce_pkt *pkt,
+			       void **payload);
+int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb);
+/* Received: copy [off, off + len) of @skb into an SGE list. */
+int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
+		     u32 off, u32 len, const struct softrnic_sge *sge,
+		     u32 num_sge, u64 msg_off);
+int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
+		   const struct sk_buff *skb, u32 off, u32 len);
+
+/* ------------------------------------------------------------------ */
+/* Requester (roce_req.c) */
+
+/* Packets in flight (sent, not acknowledged) per QP. */
+#define ROCE_WINDOW		256
+/* AckReq at least every this many packets of a message. */
+#define ROCE_ACK_EVERY		32
+/* Packets per run of a transmit work item before it yields. */
+#define ROCE_TX_BUDGET		64
+
+/* The requester's copy of one WQE it took from the SQ. */
+struct roce_rwqe {
+	struct softrnic_swqe wqe;
+	u32 len;			/* message length */
+	u32 first_psn;
+	u32 last_psn;
+	u8 op;				/* enum roce_op */
+	bool done;			/* completed (by an ACK or a response) */
+};
+
+struct roce_req {
+	spinlock_t lock;
+	bool active;			/* RTS/SQD and not in error */
+	bool want_kick;			/* sq_xmit said -EAGAIN */
+	bool rnr_wait;			/* sleeping out an RNR NAK */
+	struct roce_rwqe *rwqe;		/* ring of nslots */
+	u32 nslots;
+	u32 head;			/* oldest not completed */
+	u32 tail;			/* next free */
+	u32 tx;				/* WQE being transmitted */
+	u32 tx_psn;			/* next PSN to transmit */
+	u32 next_psn;			/* first PSN of the next new WQE */
+	u32 una_psn;			/* oldest unacknowledged PSN */
+	u32 max_sent;			/* one past the highest PSN sent */
+	u32 rd_out;			/* READ/atomic WQEs outstanding */
+	u32 noack;			/* packets since the last AckReq */
+	u32 read_nak_psn;		/* go-back already done for this PSN */
+	u8 retry_left;
+	u8 rnr_left;
+	u32 mtu;
+	struct timer_list rto;		/* retransmission timeout */
+	struct timer_list rnr;		/* RNR NAK wait */
+	struct work_struct work;	/* transmit */
+};
+
+/* ------------------------------------------------------------------ */
+/* Responder (roce_resp.c) */
+
+enum roce_res_type {
+	ROCE_RES_FREE = 0,
+	ROCE_RES_READ,
+	ROCE_RES_ATOMIC,
+};
+
+/*
+ * READ and atomic responses: a ring that keeps the last requests for
+ * replay (duplicate READs are re-executed, duplicate atomics answered
+ * from here) and orders every response the work item sends.
+ */
+#define ROCE_NRES		SOFTRNIC_MAX_RD_ATOMIC
+
+struct roce_res {
+	u8 type;			/* enum roce_res_type */
+	bool pending;			/* responses still to send */
+	u32 first_psn;			/* PSN range of the request */
+	u32 last_psn;
+	/* READ: what is left to send, from cur_psn on. */
+	u32 start_psn;			/* first PSN of this (re)execution */
+	u32 cur_psn;
+	u64 va;
+	u32 rkey;
+	u32 resid;
+	/* Atomic: the original value, for the ACK and its replays. */
+	u64 orig;
+	u32 msn;
+};
+
+struct roce_resp {
+	spinlock_t lock;
+	bool active;			/* RTR/RTS/SQD and not in error */
+	u32 epsn;			/* expected PSN */
+	u32 msn;
+	bool nak_sent;			/* sequence error NAKed, once */
+	u32 noack;			/* packets since the last ACK */
+	/* The message being received. */
+	u8 cur_op;			/* 0, ROCE_OP_SEND or ROCE_OP_WRITE */
+	bool have_rqe;
+	struct softrnic_krqe rqe;
+	u32 rcv_len;			/* SEND: bytes placed so far */
+	u64 wr_va;			/* WRITE: where the next byte goes */
+	u32 wr_rkey;
+	u32 wr_resid;
+	u32 wr_len;
+	/* Responses, in order. */
+	struct roce_res *res;		/* ring of ROCE_NRES */
+	u32 res_head;			/* next slot to allocate */
+	u32 res_count;			/* slots in use (<= ROCE_NRES) */
+	u32 npending;
+	/* An ACK/NAK to send once the responses before it are out. */
+	bool ack_deferred;
+	u8 deferred_syn;
+	u32 deferred_psn;
+	struct work_struct work;	/* READ/atomic responses, paced */
+};
+
+struct roce_qp {
+	struct softrnic_qp *qp;
+	bool dying;
+	seqlock_t path_lock;
+	struct roce_path path;
+	struct roce_req req;
+	struct roce_resp resp;
+};
+
+static inline struct roce_qp *roce_qp(const struct softrnic_qp *qp)
+{
+	return qp->wire_priv;
+}
+
+static inline u32 roce_mtu(const struct softrnic_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
+/* roce_qp.c */
+int roce_qp_init(struct softrnic_qp *qp);
+void roce_qp_fini(struct softrnic_qp *qp);
+void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur);
+int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
+void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
+
+/* roce_req.c */
+void roce_req_init(struct roce_qp *rqp);
+void roce_req_start(struct roce_qp *rqp);
+void roce_req_stop(struct roce_qp *rqp);
+int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe);
+void roce_req_tx(struct roce_qp *rqp);
+void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
+		  struct sk_buff *skb, u32 bth_off);
+void roce_req_work(struct work_struct *work);
+
+/* roce_resp.c */
+void roce_resp_init(struct roce_qp *rqp);
+void roce_resp_start(struct roce_qp *rqp);
+void roce_resp_stop(struct roce_qp *rqp, bool flush);
+void roce_resp_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
+		   struct sk_buff *skb, u32 bth_off);
+void roce_resp_work(struct work_struct *work);
+/* Send an ACKNOWLEDGE (ACK or NAK) now; no lock held. */
+void roce_send_ack(struct roce_qp *rqp, u8 syndrome, u32 psn, u32 msn);
+
+/* roce_stats.c */
+struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int roce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+
+#endif /* SOFTRNIC_ROCE_H */

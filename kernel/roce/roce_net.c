@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RoCEv2 on the network stack: the UDP port, receive demultiplexing and
+ * IP/UDP encapsulation.
+ *
+ * Namespaces.  A softrnic device lives in its netdev's namespace.  Every
+ * namespace that has at least one roce device gets one IPv4 and one IPv6
+ * UDP tunnel socket bound to port 4791 (struct roce_ns, net_generic),
+ * created with the first device there and released with the last one,
+ * or when the namespace is dismantled, whichever comes first.  Devices
+ * find their namespace state through rdev->rns, under roce_net_mutex
+ * (control path only); the receive path finds the device through the
+ * socket's sk_user_data and an RCU list, with no lock.
+ *
+ * rdma_rxe.  Linux 6.1's rdma_rxe binds port 4791 in init_net when it is
+ * loaded, without SO_REUSEADDR/SO_REUSEPORT, so two listeners cannot
+ * share the port in one namespace.  If the port is taken, a softrnic
+ * device is still created, but logs that it cannot receive there: use
+ * softrnic and rdma_rxe in different namespaces (tests/vm/roce_pingpong.sh
+ * puts rxe in init_net and softrnic in a peer namespace), or unload
+ * rdma_rxe.  Conversely, `modprobe rdma_rxe` fails with EADDRINUSE while
+ * a softrnic roce device exists in init_net.
+ *
+ * Transmit does not use the sockets at all: it routes in the netdev's
+ * namespace, builds the UDP and IP headers itself and hands the packet to
+ * ip_local_out()/ip6_local_out().  It cannot use udp_tunnel_xmit_skb():
+ * the ICRC covers the IPv4 Identification field, which that helper picks
+ * only after the payload (and so the ICRC) is final.
+ *
+ * Lifetime on transmit: the netdev is held by the device, but its
+ * namespace is not; transmit runs under RCU and only while the netdev is
+ * registered.  A namespace is freed only after its netdevs are
+ * unregistered and an RCU grace period has passed (cleanup_net), so a
+ * reader that saw NETREG_REGISTERED can use dev_net() until it unlocks.
+ */
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/module.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "roce.h"
+
+struct roce_ns {
+	struct list_head devs;		/* struct roce_dev.ns_node, RCU */
+	unsigned int ndevs;
+	struct socket *sock4;
+	struct socket *sock6;
+	bool port_warned;
+};
+
+static unsigned int roce_net_id;
+/* Sockets and device lists of every namespace: control path only. */
+static DEFINE_MUTEX(roce_net_mutex);
+
+/* ------------------------------------------------------------------ */
+/* ICRC */
+
+/*
+ * The ICRC of the packet in @skb (kernel/proto/roce_icrc.h has the
+ * definition): @l3 is the IP header as on the wire, the UDP header is at
+ * @bth_off - 8 in @skb, @len counts from the BTH to the end of the UDP
+ * payload, ICRC included.  Only the walk over a possibly non-linear skb
+ * is ours; the payload is read where it lies, never copied.
+ */
+static u32 roce_icrc_compute(const void *l3, bool ipv6,
+			     const struct sk_buff *skb, u32 bth_off, u32 len)
+{
+	u8 head[ROCE_UDP_HDR_LEN + ROCE_BTH_LEN];
+	u32 off = bth_off + ROCE_BTH_LEN, n = len - ROCE_BTH_LEN - ROCE_ICRC_LEN;
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 crc, got, consumed = 0;
+
+	skb_copy_bits(skb, bth_off - ROCE_UDP_HDR_LEN, head, sizeof(head));
+	crc = roce_icrc_begin(l3, ipv6 ? ROCE_IPV6_HDR_LEN : ROCE_IPV4_HDR_LEN,
+			      ipv6, head, sizeof(head));
+	if (!skb_is_nonlinear(skb))
+		return roce_icrc_final(roce_icrc_update(crc, skb->data + off,
+							n));
+	skb_prepare_seq_read((struct sk_buff *)skb, off, off + n, &st);
+	while ((got = skb_seq_read(consumed, &data, &st)) != 0) {
+		crc = roce_icrc_update(crc, data, got);
+		consumed += got;
+	}
+	return roce_icrc_final(crc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive */
+
+static struct roce_dev *roce_ns_find(struct roce_ns *rns,
+				     const struct net_device *ndev)
+{
+	const struct net_device *real = is_vlan_dev(ndev) ?
+					vlan_dev_real_dev(ndev) : NULL;
+	struct roce_dev *rdev;
+
+	list_for_each_entry_rcu(rdev, &rns->devs, ns_node)
+		if (rdev->sdev->netdev == ndev ||
+		    (real && rdev->sdev->netdev == real))
+			return rdev;
+	return NULL;
+}
+
+/* Does the packet come from the QP's peer, over the QP's IP version? */
+static bool roce_from_peer(struct roce_qp *rqp, const struct sk_buff *skb)
+{
+	struct roce_path *p = &rqp->path;
+	unsigned int seq;
+	bool ok;
+
+	do {
+		seq = read_seqbegin(&rqp->path_lock);
+		if (!p->valid)
+			ok = false;
+		else if (skb->protocol == htons(ETH_P_IP))
+			ok = !p->ipv6 && ip_hdr(skb)->saddr == p->daddr4 &&
+			     ip_hdr(skb)->daddr == p->saddr4;
+		else
+			ok = p->ipv6 &&
+			     ipv6_addr_equal(&ipv6_hdr(skb)->saddr,
+					     &p->daddr6) &&
+			     ipv6_addr_equal(&ipv6_hdr(skb)->daddr,
+					     &p->saddr6);
+	} while (read_seqretry(&rqp->path_lock, seq));
+	return ok;
+}
+
+/*
+ * One RoCEv2 packet: @skb->data is at the UDP header, whose length the
+ * UDP layer checked and trimmed the skb to.  Softirq; consumes @skb.
+ */
+static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
+{
+	struct softrnic_dev *sdev = rdev->sdev;
+	const u32 bth_off = sizeof(struct udphdr);
+	struct softrnic_qp *qp;
+	struct roce_pkt pkt;
+	bool ipv6;
+	u32 len, icrc, wire_icrc;
+	u8 icrc_buf[ROCE_ICRC_LEN];
+	int err;
+
+	ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	if (!ipv6 && (skb->protocol != htons(ETH_P_IP) ||
+		      ip_hdr(skb)->ihl != 5)) {
+		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
+		goto drop;
+	}
+	if (skb->len < bth_off + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
+		goto drop;
+	}
+	len = skb->len - bth_off;
+	/* Headers linear; the payload may stay in fragments. */
+	if (!pskb_may_pull(skb, bth_off + min_t(u32, len, ROCE_MAX_HDR_LEN))) {
+		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
+		goto drop;
+	}
+	roce_count(sdev, ROCE_CNT_RX_PKTS, 1);
+	roce_count(sdev, ROCE_CNT_RX_BYTES, len);
+
+	/* The ICRC first: nothing of a corrupt packet is looked at. */
+	if (skb_copy_bits(skb, skb->len - ROCE_ICRC_LEN, icrc_buf,
+			  sizeof(icrc_buf)))
+		goto drop;
+	wire_icrc = roce_icrc_get(icrc_buf);
+	icrc = roce_icrc_compute(skb_network_header(skb), ipv6, skb, bth_off,
+				 len);
+	if (icrc != wire_icrc) {
+		roce_count(sdev, ROCE_CNT_DROP_ICRC, 1);
+		goto drop;
+	}
+
+	err = roce_parse(skb->data + bth_off, len, &pkt);
+	if (err) {
+		roce_count(sdev, ROCE_CNT_DROP_ICRC - err, 1);
+		goto drop;
+	}
+	if (pkt.info->transport != ROCE_TRANSPORT_RC) {
+		/* UD and CNPs are not handled by this transport (yet). */
+		roce_count(sdev, ROCE_CNT_DROP_TRANSPORT, 1);
+		goto drop;
+	}
+
+	qp = softrnic_qp_get(sdev, pkt.dest_qpn);
+	if (!qp || qp->kind != SR_QP_RC || !roce_qp(qp)) {
+		if (qp)
+			softrnic_qp_put(qp);
+		roce_count(sdev, ROCE_CNT_DROP_UNKNOWN_QP, 1);
+		goto drop;
+	}
+	if (!roce_from_peer(roce_qp(qp), skb)) {
+		softrnic_qp_put(qp);
+		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
+		goto drop;
+	}
+	if (pkt.info->flags & ROCE_OPF_RESP)
+		roce_req_rcv(roce_qp(qp), &pkt, skb, bth_off);
+	else
+		roce_resp_rcv(roce_qp(qp), &pkt, skb, bth_off);
+	softrnic_qp_put(qp);
+	consume_skb(skb);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/* encap_rcv of our UDP sockets: softirq, under rcu_read_lock. */
+static int roce_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct roce_ns *rns = rcu_dereference_sk_user_data(sk);
+	struct roce_dev *rdev;
+
+	rdev = rns ? roce_ns_find(rns, skb->dev) : NULL;
+	if (!rdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	roce_rcv(rdev, skb);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Copying between skbs and memory */
+
+struct roce_skb_pos {
+	const struct sk_buff *skb;
+	u32 off;
+};
+
+static int roce_skb_chunk(void *kaddr, size_t len, void *ctx)
+{
+	struct roce_skb_pos *pos = ctx;
+	int err;
+
+	err = skb_copy_bits(pos->skb, pos->off, kaddr, len);
+	pos->off += len;
+	return err;
+}
+
+/* The one copy of received payload: skb straight into the MR's pages. */
+int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
+		   const struct sk_buff *skb, u32 off, u32 len)
+{
+	struct roce_skb_pos pos = { .skb = skb, .off = off };
+
+	return softrnic_mr_walk(mr, iova, len, true, roce_skb_chunk, &pos);
+}
+
+/*
+ * Place @len bytes at @off of @skb at byte @msg_off of the message an SGE
+ * list describes.  -ERANGE if the SGEs are too short, or a lookup error
+ * of an lkey (kernel/mem.h).
+ */
+int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
+		     u32 off, u32 len, const struct softrnic_sge *sge,
+		     u32 num_sge, u64 msg_off)
+{
+	struct softrnic_pd *pd = to_spd(qp->ibqp.pd);
+	struct softrnic_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (msg_off >= sge[i].length) {
+			msg_off -= sge[i].length;
+			continue;
+		}
+		n = min_t(u64, len, sge[i].length - msg_off);
+		mr = softrnic_mr_get(qp->sdev, sge[i].lkey, pd,
+				     IB_ACCESS_LOCAL_WRITE,
+				     sge[i].addr + msg_off, n, false);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		err = roce_skb_to_mr(mr, sge[i].addr + msg_off, skb, off, n);
+		softrnic_mr_put(mr);
+		if (err)
+			return err;
+		off += n;
+		len -= n;
+		msg_off = 0;
+	}
+	return len ? -ERANGE : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit */
+
+/*
+ * An skb for one packet of @qp: headroom for the encapsulation, then
+ * the transport headers of @pkt, room for its payload (*@payload points
+ * there), the pad and the ICRC.  Any context.
+ */
+struct sk_buff *roce_alloc_skb(struct softrnic_qp *qp, const struct roce_pkt *pkt,
+			       void **payload)
+{
+	struct net_device *ndev = qp->sdev->netdev;
+	struct roce_pkt p = *pkt;
+	struct sk_buff *skb;
+	size_t len, hlen;
+	u8 *data;
+
+	p.pad = roce_pad_len(pkt->payload_len);
+	p.pkey = ROCE_DEFAULT_PKEY;
+	len = roce_pkt_len(p.opcode, p.payload_len);
+	if (!len)
+		return NULL;
+	skb = alloc_skb(ROCE_HEADROOM(ndev) + len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, ROCE_HEADROOM(ndev));
+	data = skb_put(skb, len);
+	hlen = roce_build_hdrs(data, &p);
+	/* pad and ICRC; the payload is the caller's */
+	memset(data + hlen + p.payload_len, 0, len - hlen - p.payload_len);
+	*payload = data + hlen;
+	return skb;
+}
+
+static void roce_read_path(struct roce_qp *rqp, struct roce_path *out)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&rqp->path_lock);
+		*out = rqp->path;
+	} while (read_seqretry(&rqp->path_lock, seq));
+}
+
+static void roce_push_udp(struct sk_buff *skb, __be16 sport)
+{
+	struct udphdr *udph;
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->source = sport;
+	udph->dest = htons(ROCE_UDP_DPORT);
+	udph->len = htons(skb->len);
+	udph->check = 0;
+}
+
+static void roce_put_icrc(struct sk_buff *skb, bool ipv6)
+{
+	u32 bth_off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	u32 len = skb->len - bth_off;
+
+	roce_icrc_put(skb_tail_pointer(skb) - ROCE_ICRC_LEN,
+		      roce_icrc_compute(skb_network_header(skb), ipv6, skb,
+					bth_off, len));
+}
+
+static int roce_xmit4(struct net *net, const struct roce_path *p,
+		      struct sk_buff *skb)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = p->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = RT_TOS(p->tos),
+		.saddr = p->saddr4,
+		.daddr = p->daddr4,
+	};
+	struct rtable *rt;
+	struct iphdr *iph;
+
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return -EHOSTUNREACH;
+	skb_dst_set(skb, &rt->dst);
+
+	roce_push_udp(skb, p->sport);
+	__skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = p->tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = p->ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = p->saddr4;
+	iph->daddr = p->daddr4;
+	iph->check = 0;
+	__ip_select_ident(net, iph, 1);
+	roce_put_icrc(skb, false);
+
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	return ip_local_out(net, NULL, skb);
+}
+
+static int roce_xmit6(struct net *net, const struct roce_path *p,
+		      struct sk_buff *skb)
+{
+	struct flowi6 fl6 = {
+		.flowi6_oif = p->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.saddr = p->saddr6,
+		.daddr = p->daddr6,
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return -EHOSTUNREACH;
+	if (dst->error) {
+		dst_release(dst);
+		return -EHOSTUNREACH;
+	}
+	skb_dst_set(skb, dst);
+
+	roce_push_udp(skb, p->sport);
+	__skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, p->tos, htonl(p->flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = p->ttl;
+	ip6h->saddr = p->saddr6;
+	ip6h->daddr = p->daddr6;
+	roce_put_icrc(skb, true);
+
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	return ip6_local_out(net, NULL, skb);
+}
+
+/*
+ * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in).
+ * Any context; consumes @skb.  A packet that cannot be routed is dropped
+ * (the requester's timer recovers, as from a loss).
+ */
+int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
+{
+	struct net_device *ndev = qp->sdev->netdev;
+	struct roce_path path;
+	u32 len = skb->len;
+	int err;
+
+	roce_read_path(roce_qp(qp), &path);
+	if (!path.valid) {
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+
+	rcu_read_lock();
+	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED) {
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return -ENODEV;
+	}
+	if (path.ipv6)
+		err = roce_xmit6(dev_net(ndev), &path, skb);
+	else
+		err = roce_xmit4(dev_net(ndev), &path, skb);
+	rcu_read_unlock();
+
+	if (err == -EHOSTUNREACH) {
+		kfree_skb(skb);
+		roce_count(qp->sdev, ROCE_CNT_DROP_NO_ROUTE, 1);
+		return err;
+	}
+	/* Dropped further down (qdisc, neighbour): a loss like any other. */
+	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, 1);
+	roce_count(qp->sdev, ROCE_CNT_TX_BYTES, len);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sockets, devices and namespaces */
+
+static struct socket *roce_sock_create(struct net *net, struct roce_ns *rns,
+				       bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl = {
+		.sk_user_data = rns,
+		.encap_type = 1,
+		.encap_rcv = roce_encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port = htons(ROCE_UDP_DPORT),
+	};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+		/* RoCE senders (rxe, us) leave the UDP checksum 0 */
+		cfg.use_udp6_rx_checksums = 0;
+	} else {
+		cfg.family = AF_INET;
+		cfg.local_ip.s_addr = htonl(INADDR_ANY);
+	}
+	err = udp_sock_create(net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(net, sock, &tnl);
+	return sock;
+}
+
+/* (Re)create whichever socket is missing; roce_net_mutex held. */
+static int roce_ns_sockets(struct net *net, struct roce_ns *rns,
+			   const struct net_device *ndev)
+{
+	struct socket *sock;
+	bool busy = false;
+
+	lockdep_assert_held(&roce_net_mutex);
+	if (!rns->sock4) {
+		sock = roce_sock_create(net, rns, false);
+		if (IS_ERR(sock) && PTR_ERR(sock) != -EADDRINUSE)
+			return PTR_ERR(sock);
+		busy |= IS_ERR(sock);
+		rns->sock4 = IS_ERR(sock) ? NULL : sock;
+	}
+	if (!rns->sock6 && ipv6_mod_enabled()) {
+		sock = roce_sock_create(net, rns, true);
+		if (IS_ERR(sock) && PTR_ERR(sock) != -EADDRINUSE &&
+		    PTR_ERR(sock) != -EAFNOSUPPORT)
+			return PTR_ERR(sock);
+		busy |= IS_ERR(sock) && PTR_ERR(sock) == -EADDRINUSE;
+		rns->sock6 = IS_ERR(sock) ? NULL : sock;
+	}
+	if (busy && !rns->port_warned) {
+		rns->port_warned = true;
+		pr_notice(DRV_NAME ": %s: UDP port %u is taken in this network namespace (rdma_rxe?): roce devices here can send but not receive\n",
+			  netdev_name(ndev), ROCE_UDP_DPORT);
+	}
+	return 0;
+}
+
+static void roce_ns_release_sockets(struct roce_ns *rns)
+{
+	lockdep_assert_held(&roce_net_mutex);
+	if (rns->sock4)
+		udp_tunnel_sock_release(rns->sock4);
+	if (rns->sock6)
+		udp_tunnel_sock_release(rns->sock6);
+	rns->sock4 = NULL;
+	rns->sock6 = NULL;
+	rns->port_warned = false;
+}
+
+int roce_dev_init(struct softrnic_dev *sdev)
+{
+	struct net *net = dev_net(sdev->netdev);
+	struct roce_dev *rdev;
+	struct roce_ns *rns;
+	int err;
+
+	rdev = kzalloc(sizeof(*rdev), GFP_KERNEL);
+	if (!rdev)
+		return -ENOMEM;
+	rdev->sdev = sdev;
+	rdev->stats = __alloc_percpu(sizeof(u64) * ROCE_CNT_NR,
+				     __alignof__(u64));
+	if (!rdev->stats) {
+		kfree(rdev);
+		return -ENOMEM;
+	}
+	/* A namespace on its way out gets no new device. */
+	if (!maybe_get_net(net)) {
+		free_percpu(rdev->stats);
+		kfree(rdev);
+		return -ENODEV;
+	}
+	mutex_lock(&roce_net_mutex);
+	rns = net_generic(net, roce_net_id);
+	err = roce_ns_sockets(net, rns, sdev->netdev);
+	if (err) {
+		if (!rns->ndevs)
+			roce_ns_release_sockets(rns);
+		mutex_unlock(&roce_net_mutex);
+		put_net(net);
+		free_percpu(rdev->stats);
+		kfree(rdev);
+		return err;
+	}
+	sdev->wire_priv = rdev;
+	rdev->rns = rns;
+	rns->ndevs++;
+	list_add_tail_rcu(&rdev->ns_node, &rns->devs);
+	mutex_unlock(&roce_net_mutex);
+	put_net(net);
+	return 0;
+}
+
+void roce_dev_fini(struct softrnic_dev *sdev)
+{
+	struct roce_dev *rdev = roce_dev(sdev);
+	struct roce_ns *rns;
+
+	mutex_lock(&roce_net_mutex);
+	rns = rdev->rns;
+	if (rns) {
+		list_del_rcu(&rdev->ns_node);
+		rdev->rns = NULL;
+		if (!--rns->ndevs)
+			roce_ns_release_sockets(rns);
+	}
+	mutex_unlock(&roce_net_mutex);
+	/* Receivers that found the device are done with it. */
+	synchronize_rcu();
+	sdev->wire_priv = NULL;
+	free_percpu(rdev->stats);
+	kfree(rdev);
+}
+
+static __net_init int roce_ns_init(struct net *net)
+{
+	struct roce_ns *rns = net_generic(net, roce_net_id);
+
+	INIT_LIST_HEAD(&rns->devs);
+	return 0;
+}
+
+/*
+ * The namespace is being dismantled: its netdevs are already
+ * unregistered (device exits run before subsystem exits), so our devices
+ * on them are being removed; they only need to forget the namespace.
+ */
+static __net_exit void roce_ns_exit(struct net *net)
+{
+	struct roce_ns *rns = net_generic(net, roce_net_id);
+	struct roce_dev *rdev, *tmp;
+
+	mutex_lock(&roce_net_mutex);
+	list_for_each_entry_safe(rdev, tmp, &rns->devs, ns_node) {
+		list_del_rcu(&rdev->ns_node);
+		rdev->rns = NULL;
+	}
+	rns->ndevs = 0;
+	roce_ns_release_sockets(rns);
+	mutex_unlock(&roce_net_mutex);
+}
+
+static struct pernet_operations roce_net_ops = {
+	.init = roce_ns_init,
+	.exit = roce_ns_exit,
+	.id = &roce_net_id,
+	.size = sizeof(struct roce_ns),
+};
+
+int roce_net_init(void)
+{
+	return register_pernet_subsys(&roce_net_ops);
+}
+
+void roce_net_exit(void)
+{
+	unregister_pernet_subsys(&roce_net_ops);
+}

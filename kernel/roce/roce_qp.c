@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC transport's side of a QP's life: its state next to the verbs
+ * QP, what each state change means for it, and the hand-off of send WQEs
+ * from the SQ worker.
+ *
+ * States: the responder runs in RTR, RTS and SQD, the requester in RTS
+ * and SQD (it keeps answering ACKs in SQD; the core stops feeding it).
+ * Entering RTR starts the responder at rq_psn, entering RTS from RTR the
+ * requester at sq_psn.  ERR and RESET stop both: timers are cancelled,
+ * in-flight WQEs are forgotten (the core flushes or discards them) and a
+ * receive WQE taken for a half-received message is flushed (ERR) or
+ * dropped (RESET).
+ *
+ * Teardown (roce_qp_fini, from destroy_qp once no packet handler holds
+ * the QP): mark dying so nothing re-arms a timer or re-queues a work
+ * item, then del_timer_sync and cancel_work_sync until nothing is left.
+ */
+#include <rdma/ib_cache.h>
+
+#include "roce.h"
+
+/* Queue one of the QP's transport work items on the device's queue. */
+void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work)
+{
+	if (!READ_ONCE(roce_qp(qp)->dying))
+		queue_work(softrnic_queue_wq(qp->sdev), work);
+}
+
+/* The AV as the transmit path needs it; qp->mutex held. */
+static void roce_path_update(struct roce_qp *rqp)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid;
+	struct net_device *ndev;
+	struct roce_path p = {};
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		goto store;
+	grh = rdma_ah_read_grh(ah);
+	sgid = grh->sgid_attr;
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		goto store;
+	if (rdma_gid_attr_network_type(sgid) == RDMA_NETWORK_IPV4) {
+		if (!ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
+			goto store;
+		memcpy(&p.saddr4, &sgid->gid.raw[12], 4);
+		memcpy(&p.daddr4, &grh->dgid.raw[12], 4);
+	} else {
+		p.ipv6 = true;
+		memcpy(&p.saddr6, sgid->gid.raw, sizeof(p.saddr6));
+		memcpy(&p.daddr6, grh->dgid.raw, sizeof(p.daddr6));
+	}
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid);
+	if (!IS_ERR(ndev))
+		p.ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	p.tos = grh->traffic_class;
+	p.ttl = grh->hop_limit ? grh->hop_limit : 64;
+	p.flow_label = grh->flow_label;
+	p.sport = htons(rdma_get_udp_sport(grh->flow_label, qp->ibqp.qp_num,
+					   qp->attr.dest_qp_num));
+	p.valid = true;
+store:
+	/* Readers run in softirq: keep them off this CPU while writing. */
+	write_seqlock_bh(&rqp->path_lock);
+	rqp->path = p;
+	write_sequnlock_bh(&rqp->path_lock);
+}
+
+int roce_qp_init(struct softrnic_qp *qp)
+{
+	struct roce_qp *rqp;
+
+	/* UD and GSI QPs have no transport state (yet). */
+	if (qp->kind != SR_QP_RC)
+		return 0;
+	rqp = kzalloc(sizeof(*rqp), GFP_KERNEL);
+	if (!rqp)
+		return -ENOMEM;
+	rqp->qp = qp;
+	seqlock_init(&rqp->path_lock);
+	rqp->req.nslots = qp->sq.num_slots;
+	rqp->req.rwqe = kvcalloc(rqp->req.nslots, sizeof(*rqp->req.rwqe),
+				 GFP_KERNEL);
+	rqp->resp.res = kcalloc(ROCE_NRES, sizeof(*rqp->resp.res), GFP_KERNEL);
+	if (!rqp->req.rwqe || !rqp->resp.res) {
+		kvfree(rqp->req.rwqe);
+		kfree(rqp->resp.res);
+		kfree(rqp);
+		return -ENOMEM;
+	}
+	roce_req_init(rqp);
+	roce_resp_init(rqp);
+	qp->wire_priv = rqp;
+	return 0;
+}
+
+void roce_qp_fini(struct softrnic_qp *qp)
+{
+	struct roce_qp *rqp = roce_qp(qp);
+
+	WRITE_ONCE(rqp->dying, true);
+	roce_req_stop(rqp);
+	roce_resp_stop(rqp, false);
+	/*
+	 * Timers queue the work items and the work items arm timers; with
+	 * dying set neither happens any more, so two rounds suffice.
+	 */
+	del_timer_sync(&rqp->req.rto);
+	del_timer_sync(&rqp->req.rnr);
+	cancel_work_sync(&rqp->req.work);
+	cancel_work_sync(&rqp->resp.work);
+	del_timer_sync(&rqp->req.rto);
+	del_timer_sync(&rqp->req.rnr);
+
+	qp->wire_priv = NULL;
+	kvfree(rqp->req.rwqe);
+	kfree(rqp->resp.res);
+	kfree(rqp);
+}
+
+void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur)
+{
+	struct roce_qp *rqp = roce_qp(qp);
+	enum ib_qp_state state = qp->state;
+
+	if (!rqp)
+		return;
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		roce_path_update(rqp);
+
+	switch (state) {
+	case IB_QPS_RTR:
+		if (cur != IB_QPS_RTR)
+			roce_resp_start(rqp);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			roce_req_start(rqp);
+		break;
+	case IB_QPS_ERR:
+		roce_req_stop(rqp);
+		roce_resp_stop(rqp, true);
+		break;
+	case IB_QPS_RESET:
+		roce_req_stop(rqp);
+		roce_resp_stop(rqp, false);
+		break;
+	default:
+		break;
+	}
+}
+
+int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
+{
+	struct roce_qp *rqp = roce_qp(qp);
+	int ret;
+
+	if (!rqp) {
+		/*
+		 * UD/GSI: no datagram transport yet.  As before there was a
+		 * transport at all, GSI sends complete into the void (ib_mad
+		 * waits for them) and UD sends stay posted until a flush.
+		 */
+		if (qp->ibqp.qp_type == IB_QPT_GSI) {
+			softrnic_sq_complete(qp, wqe->index, IB_WC_SUCCESS, 0);
+			return 0;
+		}
+		return -EAGAIN;
+	}
+	ret = roce_req_take(rqp, wqe);
+	if (ret)
+		return ret;
+	roce_req_tx(rqp);
+	return 0;
+}

@@ -1,0 +1,762 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC requester: turns send WQEs into request packets, and ACKs, NAKs,
+ * READ responses and atomic ACKs back into completions.
+ *
+ * The SQ worker hands each network WQE to roce_req_take() (qp->mutex
+ * held), which copies it into the ring req.rwqe and gives it its PSN
+ * range: one PSN per packet of a SEND or WRITE, one per expected
+ * response packet of a READ, one for an atomic.  roce_req_tx() then
+ * sends packets from (req.tx, req.tx_psn) while fewer than ROCE_WINDOW
+ * PSNs are unacknowledged; it runs with qp->mutex held (from sq_xmit or
+ * the QP's transmit work item), so only one context ever transmits, and
+ * builds each packet after dropping req.lock.  WQE copies are reused
+ * only by roce_req_take(), also under qp->mutex, so reading a WQE's SGEs
+ * without req.lock is safe.
+ *
+ * Acknowledgement (softirq, req.lock): [una_psn, max_sent) are in
+ * flight.  An ACK for PSN p completes every SEND/WRITE ending at or
+ * before p, in order.  READ and atomic WQEs complete only with their
+ * response; an ACK or NAK beyond an unanswered READ means its responses
+ * were lost ("implied NAK") and the READ is re-requested from the first
+ * missing byte.  Sequence-error NAKs, timeouts and RNR NAKs go back to a
+ * PSN (go-back-N) and let the transmit work resend from there.
+ *
+ * Timers: rto is armed while anything is unacknowledged and restarted on
+ * progress; when it fires, retry_left is decremented and everything from
+ * una_psn is resent, or, at zero, the oldest WQE completes with
+ * IB_WC_RETRY_EXC_ERR.  timeout 0 means no timer (infinite).  rnr holds
+ * transmission for the RNR NAK's delay; rnr_retry 7 retries forever.
+ */
+#include "roce.h"
+
+/* Retransmission timeout floor: jiffies granularity, and TCG guests. */
+#define ROCE_RTO_MIN_MS		10
+
+static void roce_rto_fn(struct timer_list *t);
+static void roce_rnr_fn(struct timer_list *t);
+
+void roce_req_init(struct roce_qp *rqp)
+{
+	struct roce_req *req = &rqp->req;
+
+	spin_lock_init(&req->lock);
+	timer_setup(&req->rto, roce_rto_fn, 0);
+	timer_setup(&req->rnr, roce_rnr_fn, 0);
+	INIT_WORK(&req->work, roce_req_work);
+}
+
+/* From RTR to RTS: start at sq_psn; qp->mutex held. */
+void roce_req_start(struct roce_qp *rqp)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	unsigned long flags;
+
+	spin_lock_irqsave(&req->lock, flags);
+	req->next_psn = qp->attr.sq_psn & ROCE_PSN_MASK;
+	req->una_psn = req->next_psn;
+	req->tx_psn = req->next_psn;
+	req->max_sent = req->next_psn;
+	req->read_nak_psn = ~0U;
+	req->head = req->tail = req->tx = 0;
+	req->rd_out = 0;
+	req->noack = 0;
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
+	req->rnr_wait = false;
+	req->want_kick = false;
+	req->mtu = roce_mtu(qp);
+	req->active = true;
+	spin_unlock_irqrestore(&req->lock, flags);
+}
+
+/* ERR, RESET, destroy: forget everything in flight. */
+void roce_req_stop(struct roce_qp *rqp)
+{
+	struct roce_req *req = &rqp->req;
+	unsigned long flags;
+
+	spin_lock_irqsave(&req->lock, flags);
+	req->active = false;
+	req->head = req->tail = req->tx = 0;
+	req->rd_out = 0;
+	req->want_kick = false;
+	spin_unlock_irqrestore(&req->lock, flags);
+	del_timer(&req->rto);
+	del_timer(&req->rnr);
+}
+
+static struct roce_rwqe *roce_rwqe(struct roce_req *req, u32 i)
+{
+	return &req->rwqe[i % req->nslots];
+}
+
+static bool roce_op_is_rd(u8 op)
+{
+	return op == ROCE_OP_READ || op == ROCE_OP_CMP_SWAP ||
+	       op == ROCE_OP_FETCH_ADD;
+}
+
+static unsigned long roce_rto_jiffies(const struct softrnic_qp *qp)
+{
+	u64 ns = 4096ULL << qp->attr.timeout;
+
+	return max(nsecs_to_jiffies64(ns),
+		   (u64)msecs_to_jiffies(ROCE_RTO_MIN_MS));
+}
+
+/* Restart or stop the retransmission timer after progress. */
+static void roce_rto_update(struct roce_qp *rqp)
+{
+	struct roce_req *req = &rqp->req;
+
+	if (roce_psn_diff(req->max_sent, req->una_psn) <= 0 ||
+	    !rqp->qp->attr.timeout || rqp->dying)
+		del_timer(&req->rto);
+	else
+		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+}
+
+int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	const struct softrnic_sqe *sqe = &wqe->sqe;
+	struct roce_rwqe *r;
+	unsigned long flags;
+	u32 npkts, mtu;
+	u64 len;
+	u8 op;
+
+	switch (sqe->opcode) {
+	case SOFTRNIC_WR_SEND:
+	case SOFTRNIC_WR_SEND_WITH_IMM:
+	case SOFTRNIC_WR_SEND_WITH_INV:
+		op = ROCE_OP_SEND;
+		break;
+	case SOFTRNIC_WR_RDMA_WRITE:
+	case SOFTRNIC_WR_RDMA_WRITE_WITH_IMM:
+		op = ROCE_OP_WRITE;
+		break;
+	case SOFTRNIC_WR_RDMA_READ:
+		op = ROCE_OP_READ;
+		break;
+	case SOFTRNIC_WR_ATOMIC_CMP_AND_SWP:
+		op = ROCE_OP_CMP_SWAP;
+		break;
+	case SOFTRNIC_WR_ATOMIC_FETCH_AND_ADD:
+		op = ROCE_OP_FETCH_ADD;
+		break;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
+		len = sr_sqe_inline_len(sqe, qp->kind);
+	else
+		len = sr_sge_total(wqe->sge, sqe->num_sge,
+				   SOFTRNIC_MAX_MSG_SIZE);
+	if (len > SOFTRNIC_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	if (op != ROCE_OP_SEND && op != ROCE_OP_WRITE && op != ROCE_OP_READ &&
+	    len != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
+
+	spin_lock_irqsave(&req->lock, flags);
+	if (!req->active)
+		goto busy;	/* on its way to ERR: the flush takes it */
+	if (req->tail - req->head == req->nslots)
+		goto busy;
+	if (roce_op_is_rd(op) &&
+	    req->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
+		goto busy;
+	if ((sqe->flags & SOFTRNIC_WQE_F_FENCE) && req->rd_out)
+		goto busy;
+	mtu = req->mtu;
+	npkts = roce_op_is_rd(op) && op != ROCE_OP_READ ? 1 :
+		max_t(u32, DIV_ROUND_UP_ULL(len, mtu), 1);
+	r = roce_rwqe(req, req->tail);
+	memcpy(&r->wqe, wqe, sizeof(*wqe));
+	r->len = len;
+	r->op = op;
+	r->done = false;
+	r->first_psn = req->next_psn;
+	r->last_psn = roce_psn_add(req->next_psn, npkts - 1);
+	req->next_psn = roce_psn_add(r->last_psn, 1);
+	if (roce_op_is_rd(op))
+		req->rd_out++;
+	req->tail++;
+	spin_unlock_irqrestore(&req->lock, flags);
+	return 0;
+busy:
+	req->want_kick = true;
+	spin_unlock_irqrestore(&req->lock, flags);
+	return -EAGAIN;
+}
+
+/* One packet to send, decided under req.lock. */
+struct roce_txpkt {
+	struct roce_pkt pkt;
+	struct roce_rwqe *r;
+	u32 off;			/* message offset of the payload */
+};
+
+static u8 roce_send_opcode(const struct roce_rwqe *r, bool first, bool last)
+{
+	u8 opc = r->wqe.sqe.opcode;
+
+	if (r->op == ROCE_OP_WRITE) {
+		bool imm = opc == SOFTRNIC_WR_RDMA_WRITE_WITH_IMM;
+
+		if (first && last)
+			return imm ? ROCE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				     ROCE_RC_RDMA_WRITE_ONLY;
+		if (first)
+			return ROCE_RC_RDMA_WRITE_FIRST;
+		if (last)
+			return imm ? ROCE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+				     ROCE_RC_RDMA_WRITE_LAST;
+		return ROCE_RC_RDMA_WRITE_MIDDLE;
+	}
+	if (first && last) {
+		if (opc == SOFTRNIC_WR_SEND_WITH_IMM)
+			return ROCE_RC_SEND_ONLY_WITH_IMMEDIATE;
+		if (opc == SOFTRNIC_WR_SEND_WITH_INV)
+			return ROCE_RC_SEND_ONLY_WITH_INVALIDATE;
+		return ROCE_RC_SEND_ONLY;
+	}
+	if (first)
+		return ROCE_RC_SEND_FIRST;
+	if (last) {
+		if (opc == SOFTRNIC_WR_SEND_WITH_IMM)
+			return ROCE_RC_SEND_LAST_WITH_IMMEDIATE;
+		if (opc == SOFTRNIC_WR_SEND_WITH_INV)
+			return ROCE_RC_SEND_LAST_WITH_INVALIDATE;
+		return ROCE_RC_SEND_LAST;
+	}
+	return ROCE_RC_SEND_MIDDLE;
+}
+
+/*
+ * The next packet at (tx, tx_psn), and advance; req.lock held.  Returns
+ * false if nothing may be sent now.
+ */
+static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
+{
+	struct roce_req *req = &rqp->req;
+	struct roce_pkt *pkt = &t->pkt;
+	const struct softrnic_sqe *sqe;
+	struct roce_rwqe *r;
+	u32 n, mtu = req->mtu;
+	bool first, last;
+
+	if (!req->active || req->rnr_wait || req->tx == req->tail)
+		return false;
+	if (roce_psn_diff(req->tx_psn, req->una_psn) >= ROCE_WINDOW)
+		return false;
+	r = roce_rwqe(req, req->tx);
+	sqe = &r->wqe.sqe;
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->psn = req->tx_psn;
+	pkt->dest_qpn = rqp->qp->attr.dest_qp_num;
+	t->r = r;
+	n = roce_psn_diff(req->tx_psn, r->first_psn);
+
+	switch (r->op) {
+	case ROCE_OP_SEND:
+	case ROCE_OP_WRITE:
+		t->off = n * mtu;
+		first = n == 0;
+		last = r->len - t->off <= mtu;
+		pkt->payload_len = last ? r->len - t->off : mtu;
+		pkt->opcode = roce_send_opcode(r, first, last);
+		if (first && r->op == ROCE_OP_WRITE) {
+			pkt->reth.va = sqe->rdma.remote_addr;
+			pkt->reth.rkey = sqe->rdma.rkey;
+			pkt->reth.len = r->len;
+		}
+		if (last) {
+			pkt->imm = be32_to_cpu((__force __be32)sqe->ex);
+			pkt->inv_rkey = sqe->ex;
+			if (sqe->flags & SOFTRNIC_WQE_F_SOLICITED)
+				pkt->bth_flags |= ROCE_PKT_SE;
+		}
+		pkt->ackreq = last || ++req->noack >= ROCE_ACK_EVERY;
+		req->tx_psn = roce_psn_add(req->tx_psn, 1);
+		if (last)
+			req->tx++;
+		break;
+	case ROCE_OP_READ:
+		/* A re-request asks for what is still missing. */
+		t->off = n * mtu;
+		pkt->opcode = ROCE_RC_RDMA_READ_REQUEST;
+		pkt->reth.va = sqe->rdma.remote_addr + t->off;
+		pkt->reth.rkey = sqe->rdma.rkey;
+		pkt->reth.len = r->len - t->off;
+		pkt->ackreq = true;
+		req->tx_psn = roce_psn_add(r->last_psn, 1);
+		req->tx++;
+		break;
+	default:			/* atomics */
+		t->off = 0;
+		pkt->opcode = r->op == ROCE_OP_CMP_SWAP ? ROCE_RC_COMPARE_SWAP :
+							 ROCE_RC_FETCH_ADD;
+		pkt->atomic.va = sqe->atomic.remote_addr;
+		pkt->atomic.rkey = sqe->atomic.rkey;
+		if (r->op == ROCE_OP_CMP_SWAP) {
+			pkt->atomic.compare = sqe->atomic.compare_add;
+			pkt->atomic.swap_add = sqe->atomic.swap;
+		} else {
+			pkt->atomic.swap_add = sqe->atomic.compare_add;
+		}
+		pkt->ackreq = true;
+		req->tx_psn = roce_psn_add(req->tx_psn, 1);
+		req->tx++;
+		break;
+	}
+	if (pkt->ackreq)
+		req->noack = 0;
+	if (roce_psn_diff(req->tx_psn, req->max_sent) > 0)
+		req->max_sent = req->tx_psn;
+	else
+		roce_count(rqp->qp->sdev, ROCE_CNT_RETRANSMITS, 1);
+	if (!timer_pending(&req->rto) && rqp->qp->attr.timeout && !rqp->dying)
+		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+	return true;
+}
+
+/* Complete the WQE at req.head in error; the QP goes to ERR.  req.lock. */
+static void roce_req_fail(struct roce_qp *rqp, struct roce_rwqe *r,
+			  enum ib_wc_status status)
+{
+	struct roce_req *req = &rqp->req;
+
+	ibdev_dbg(rqp->qp->ibqp.device, "QP %u: WQE %u failed: %s\n",
+		  rqp->qp->ibqp.qp_num, r->wqe.index,
+		  ib_wc_status_msg(status));
+	req->active = false;
+	r->done = true;
+	softrnic_sq_complete(rqp->qp, r->wqe.index, status, 0);
+	del_timer(&req->rto);
+	del_timer(&req->rnr);
+}
+
+/*
+ * Send what may be sent now.  qp->mutex held (sq_xmit or the work item);
+ * process context.  Leftovers beyond the budget go to the work item.
+ */
+void roce_req_tx(struct roce_qp *rqp)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	unsigned int budget = ROCE_TX_BUDGET;
+	const struct softrnic_sqe *sqe;
+	struct roce_txpkt t;
+	unsigned long flags;
+	struct sk_buff *skb;
+	void *payload;
+	bool more;
+	int err;
+
+	lockdep_assert_held(&qp->mutex);
+	for (;;) {
+		spin_lock_irqsave(&req->lock, flags);
+		if (!budget) {
+			more = req->active && !req->rnr_wait &&
+			       req->tx != req->tail;
+			spin_unlock_irqrestore(&req->lock, flags);
+			if (more)
+				roce_qp_kick_work(qp, &req->work);
+			return;
+		}
+		if (!roce_req_next(rqp, &t)) {
+			spin_unlock_irqrestore(&req->lock, flags);
+			return;
+		}
+		spin_unlock_irqrestore(&req->lock, flags);
+		budget--;
+
+		skb = roce_alloc_skb(qp, &t.pkt, &payload);
+		if (!skb)
+			continue;	/* lost; the timer resends it */
+		sqe = &t.r->wqe.sqe;
+		err = 0;
+		if (!t.pkt.payload_len)
+			;
+		else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
+			memcpy(payload, t.r->wqe.inline_data + t.off,
+			       t.pkt.payload_len);
+		else
+			err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd),
+						 t.r->wqe.sge, sqe->num_sge,
+						 t.off, payload,
+						 t.pkt.payload_len,
+						 SOFTRNIC_COPY_FROM_MR);
+		if (err) {
+			kfree_skb(skb);
+			spin_lock_irqsave(&req->lock, flags);
+			if (req->active && !t.r->done)
+				roce_req_fail(rqp, t.r,
+					      softrnic_mem_wc_status(err, false));
+			spin_unlock_irqrestore(&req->lock, flags);
+			return;
+		}
+		roce_xmit(qp, skb);
+	}
+}
+
+void roce_req_work(struct work_struct *work)
+{
+	struct roce_qp *rqp = container_of(work, struct roce_qp, req.work);
+	struct softrnic_qp *qp = rqp->qp;
+
+	mutex_lock(&qp->mutex);
+	if (!test_bit(SOFTRNIC_QP_DYING, &qp->flags))
+		roce_req_tx(rqp);
+	mutex_unlock(&qp->mutex);
+}
+
+/* Resend from @psn on (go-back-N); req.lock held. */
+static void roce_req_goback(struct roce_qp *rqp, u32 psn)
+{
+	struct roce_req *req = &rqp->req;
+	u32 i;
+
+	for (i = req->head; i != req->tail; i++) {
+		struct roce_rwqe *r = roce_rwqe(req, i);
+
+		if (roce_psn_diff(psn, r->last_psn) <= 0) {
+			req->tx = i;
+			req->tx_psn = roce_psn_diff(psn, r->first_psn) > 0 ?
+				      psn : r->first_psn;
+			req->noack = 0;
+			return;
+		}
+	}
+	req->tx = req->tail;
+	req->tx_psn = req->next_psn;
+}
+
+/*
+ * Everything up to and including @psn is acknowledged: complete the
+ * SENDs and WRITEs that ended there.  An unanswered READ/atomic within
+ * that range was overtaken (implied NAK) when @implied: re-request it.
+ * Returns false if it went back.  req.lock held.
+ */
+static bool roce_req_ack_upto(struct roce_qp *rqp, u32 psn, bool implied)
+{
+	struct roce_req *req = &rqp->req;
+	struct roce_rwqe *r;
+	bool progress = false;
+
+	u32 una;
+
+	while (req->head != req->tail) {
+		r = roce_rwqe(req, req->head);
+		if (roce_psn_diff(psn, r->first_psn) < 0)
+			break;
+		if (roce_op_is_rd(r->op)) {
+			if (implied) {
+				roce_req_goback(rqp, req->una_psn);
+				return false;
+			}
+			break;
+		}
+		if (roce_psn_diff(psn, r->last_psn) < 0)
+			break;
+		r->done = true;
+		softrnic_sq_complete(rqp->qp, r->wqe.index, IB_WC_SUCCESS,
+				     r->len);
+		req->head++;
+		progress = true;
+	}
+	/* Never past the first PSN of an unanswered READ/atomic. */
+	una = roce_psn_add(psn, 1);
+	if (req->head != req->tail) {
+		r = roce_rwqe(req, req->head);
+		if (roce_op_is_rd(r->op) && roce_psn_diff(una, r->first_psn) > 0)
+			una = r->first_psn;
+	}
+	if (roce_psn_diff(una, req->una_psn) > 0) {
+		req->una_psn = una;
+		progress = true;
+	}
+	/* Acknowledged beyond where a go-back left the transmitter. */
+	if ((s32)(req->tx - req->head) < 0) {
+		req->tx = req->head;
+		req->tx_psn = req->head == req->tail ? req->next_psn :
+			      roce_rwqe(req, req->head)->first_psn;
+	}
+	if (req->tx != req->tail &&
+	    roce_psn_diff(req->una_psn, req->tx_psn) > 0 &&
+	    roce_psn_diff(req->una_psn,
+			roce_rwqe(req, req->tx)->last_psn) <= 0)
+		req->tx_psn = req->una_psn;
+	if (progress)
+		req->retry_left = rqp->qp->attr.retry_cnt;
+	return true;
+}
+
+static enum ib_wc_status roce_nak_status(u8 code)
+{
+	switch (code) {
+	case ROCE_NAK_INVALID_REQUEST:
+		return IB_WC_REM_INV_REQ_ERR;
+	case ROCE_NAK_REMOTE_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case ROCE_NAK_INVALID_RD_REQUEST:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+/* The WQE whose PSN range holds @psn, or NULL; req.lock held. */
+static struct roce_rwqe *roce_req_find(struct roce_req *req, u32 psn)
+{
+	u32 i;
+
+	for (i = req->head; i != req->tail; i++) {
+		struct roce_rwqe *r = roce_rwqe(req, i);
+
+		if (roce_psn_diff(psn, r->first_psn) >= 0 &&
+		    roce_psn_diff(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+static void roce_req_acknowledge(struct roce_qp *rqp,
+				 const struct roce_pkt *pkt)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	u8 syn = pkt->aeth.syndrome;
+	u32 psn = pkt->psn, prev = roce_psn_add(pkt->psn, ROCE_PSN_MASK);
+	struct roce_rwqe *r;
+	u32 usecs;
+
+	switch (roce_syn_type(syn)) {
+	case ROCE_AETH_ACK:
+		roce_req_ack_upto(rqp, psn, true);
+		break;
+	case ROCE_AETH_RNR_NAK:
+		roce_count(qp->sdev, ROCE_CNT_RNR_NAKS_RCVD, 1);
+		if (!roce_req_ack_upto(rqp, prev, true))
+			break;
+		r = roce_req_find(req, psn);
+		if (!r)
+			break;
+		if (qp->attr.rnr_retry != 7) {
+			if (!req->rnr_left) {
+				roce_req_fail(rqp, r, IB_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			req->rnr_left--;
+		}
+		roce_req_goback(rqp, psn);
+		req->rnr_wait = true;
+		del_timer(&req->rto);
+		usecs = roce_rnr_timer_usecs(roce_syn_value(syn));
+		if (!rqp->dying)
+			mod_timer(&req->rnr, jiffies +
+				  max(usecs_to_jiffies(usecs), 1UL));
+		return;
+	case ROCE_AETH_NAK:
+		if (roce_syn_value(syn) == ROCE_NAK_PSN_SEQ_ERR) {
+			roce_count(qp->sdev, ROCE_CNT_SEQ_NAKS_RCVD, 1);
+			if (roce_req_ack_upto(rqp, prev, true))
+				roce_req_goback(rqp, psn);
+			break;
+		}
+		roce_count(qp->sdev, ROCE_CNT_NAKS_RCVD, 1);
+		roce_req_ack_upto(rqp, prev, false);
+		r = roce_req_find(req, psn);
+		if (r && !r->done)
+			roce_req_fail(rqp, r,
+				      roce_nak_status(roce_syn_value(syn)));
+		return;
+	default:
+		return;
+	}
+	roce_rto_update(rqp);
+}
+
+/* READ RESPONSE packets: place the data, complete on the last one. */
+static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
+			       struct sk_buff *skb, u32 bth_off)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	u32 psn = pkt->psn, mtu = req->mtu, off, left;
+	u16 flags = pkt->info->flags;
+	struct roce_rwqe *r;
+	int err;
+
+	/* Everything before the READ is implicitly acknowledged. */
+	roce_req_ack_upto(rqp, roce_psn_add(psn, ROCE_PSN_MASK), false);
+	if (req->head == req->tail)
+		return;
+	r = roce_rwqe(req, req->head);
+	if (r->op != ROCE_OP_READ || r->done ||
+	    roce_psn_diff(psn, r->first_psn) < 0 ||
+	    roce_psn_diff(psn, r->last_psn) > 0)
+		return;
+	if (psn != req->una_psn) {
+		/* A response was lost: ask again for the rest, once. */
+		if (roce_psn_diff(psn, req->una_psn) > 0 &&
+		    req->read_nak_psn != req->una_psn) {
+			req->read_nak_psn = req->una_psn;
+			roce_req_goback(rqp, req->una_psn);
+		}
+		return;
+	}
+	off = roce_psn_diff(psn, r->first_psn) * mtu;
+	left = r->len - off;
+	if ((flags & ROCE_OPF_LAST) ? pkt->payload_len != left :
+	    (pkt->payload_len != mtu || left <= mtu)) {
+		roce_req_fail(rqp, r, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (pkt->payload_len) {
+		err = roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off,
+				       pkt->payload_len, r->wqe.sge,
+				       r->wqe.sqe.num_sge, off);
+		if (err) {
+			roce_req_fail(rqp, r, err == -ERANGE ?
+				      IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	req->una_psn = roce_psn_add(psn, 1);
+	req->retry_left = qp->attr.retry_cnt;
+	if (flags & ROCE_OPF_LAST) {
+		r->done = true;
+		req->rd_out--;
+		req->head++;
+		softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, r->len);
+	}
+	roce_rto_update(rqp);
+}
+
+static void roce_req_atomic_ack(struct roce_qp *rqp,
+				const struct roce_pkt *pkt)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	u64 orig = pkt->atomic_orig;
+	struct roce_rwqe *r;
+	int err;
+
+	roce_req_ack_upto(rqp, roce_psn_add(pkt->psn, ROCE_PSN_MASK), false);
+	if (req->head == req->tail)
+		return;
+	r = roce_rwqe(req, req->head);
+	if (!roce_op_is_rd(r->op) || r->op == ROCE_OP_READ || r->done ||
+	    r->first_psn != pkt->psn)
+		return;
+	err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd), r->wqe.sge,
+				 r->wqe.sqe.num_sge, 0, &orig, sizeof(orig),
+				 SOFTRNIC_COPY_TO_MR);
+	if (err) {
+		roce_req_fail(rqp, r, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	req->una_psn = roce_psn_add(pkt->psn, 1);
+	req->retry_left = qp->attr.retry_cnt;
+	r->done = true;
+	req->rd_out--;
+	req->head++;
+	softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, sizeof(orig));
+	roce_rto_update(rqp);
+}
+
+/* A response packet for this QP's requester; softirq. */
+void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
+		  struct sk_buff *skb, u32 bth_off)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+	bool kick_tx, kick_sq = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&req->lock, flags);
+	if (!req->active) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		return;
+	}
+	/* Only [una_psn, max_sent) can be answered; the rest is stale. */
+	if (roce_psn_diff(pkt->psn, req->una_psn) < 0 ||
+	    roce_psn_diff(pkt->psn, req->max_sent) >= 0) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		roce_count(qp->sdev, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
+		return;
+	}
+	switch (pkt->info->op) {
+	case ROCE_OP_ACK:
+		roce_req_acknowledge(rqp, pkt);
+		break;
+	case ROCE_OP_READ:
+		roce_req_read_resp(rqp, pkt, skb, bth_off);
+		break;
+	case ROCE_OP_ATOMIC_ACK:
+		roce_req_atomic_ack(rqp, pkt);
+		break;
+	default:
+		break;
+	}
+	kick_tx = req->active && !req->rnr_wait && req->tx != req->tail;
+	if (req->want_kick && (!req->active ||
+			       req->tail - req->head < req->nslots)) {
+		req->want_kick = false;
+		kick_sq = true;
+	}
+	spin_unlock_irqrestore(&req->lock, flags);
+
+	if (kick_tx)
+		roce_qp_kick_work(qp, &req->work);
+	if (kick_sq)
+		softrnic_qp_kick(qp);
+}
+
+static void roce_rto_fn(struct timer_list *t)
+{
+	struct roce_qp *rqp = from_timer(rqp, t, req.rto);
+	struct roce_req *req = &rqp->req;
+	struct softrnic_qp *qp = rqp->qp;
+	unsigned long flags;
+	bool kick = false;
+
+	spin_lock_irqsave(&req->lock, flags);
+	if (!req->active || req->rnr_wait || rqp->dying ||
+	    roce_psn_diff(req->max_sent, req->una_psn) <= 0 ||
+	    req->head == req->tail) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		return;
+	}
+	roce_count(qp->sdev, ROCE_CNT_TIMEOUTS, 1);
+	if (!req->retry_left) {
+		roce_req_fail(rqp, roce_rwqe(req, req->head),
+			      IB_WC_RETRY_EXC_ERR);
+	} else {
+		req->retry_left--;
+		roce_req_goback(rqp, req->una_psn);
+		req->read_nak_psn = ~0U;
+		kick = true;
+	}
+	spin_unlock_irqrestore(&req->lock, flags);
+	if (kick)
+		roce_qp_kick_work(qp, &req->work);
+}
+
+static void roce_rnr_fn(struct timer_list *t)
+{
+	struct roce_qp *rqp = from_timer(rqp, t, req.rnr);
+	struct roce_req *req = &rqp->req;
+	unsigned long flags;
+
+	spin_lock_irqsave(&req->lock, flags);
+	req->rnr_wait = false;
+	spin_unlock_irqrestore(&req->lock, flags);
+	roce_qp_kick_work(rqp->qp, &req->work);
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Port counters of the RoCE transport (`rdma statistic show`), summed
+ * from the per-CPU counters the data path bumps without locks.
+ */
+#include "roce.h"
+
+static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
+	[ROCE_CNT_TX_PKTS].name = "tx_packets",
+	[ROCE_CNT_TX_BYTES].name = "tx_bytes",
+	[ROCE_CNT_RX_PKTS].name = "rx_packets",
+	[ROCE_CNT_RX_BYTES].name = "rx_bytes",
+	[ROCE_CNT_DROP_ICRC].name = "rx_drop_bad_icrc",
+	[ROCE_CNT_DROP_TRUNCATED].name = "rx_drop_truncated",
+	[ROCE_CNT_DROP_TRANSPORT].name = "rx_drop_transport",
+	[ROCE_CNT_DROP_OPCODE].name = "rx_drop_opcode",
+	[ROCE_CNT_DROP_TVER].name = "rx_drop_tver",
+	[ROCE_CNT_DROP_PAD].name = "rx_drop_pad",
+	[ROCE_CNT_DROP_LENGTH].name = "rx_drop_length",
+	[ROCE_CNT_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
+	[ROCE_CNT_DROP_BAD_ADDR].name = "rx_drop_bad_address",
+	[ROCE_CNT_DROP_OUT_OF_WINDOW].name = "rx_drop_out_of_window",
+	[ROCE_CNT_DROP_NO_ROUTE].name = "tx_drop_no_route",
+	[ROCE_CNT_DUP_REQUESTS].name = "duplicate_requests",
+	[ROCE_CNT_RETRANSMITS].name = "retransmits",
+	[ROCE_CNT_TIMEOUTS].name = "retransmit_timeouts",
+	[ROCE_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[ROCE_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[ROCE_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[ROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[ROCE_CNT_NAKS_SENT].name = "naks_sent",
+	[ROCE_CNT_NAKS_RCVD].name = "naks_rcvd",
+	[ROCE_CNT_ACKS_SENT].name = "acks_sent",
+	[ROCE_CNT_READ_RESPONSES].name = "read_responses_sent",
+	[ROCE_CNT_ATOMICS].name = "atomics_executed",
+};
+
+struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port)
+{
+	return rdma_alloc_hw_stats_struct(roce_stat_descs, ROCE_CNT_NR,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int roce_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct roce_dev *rdev = roce_dev(to_sdev(ibdev));
+	int cpu, i;
+
+	if (!rdev)
+		return -ENODEV;
+	for (i = 0; i < ROCE_CNT_NR; i++)
+		stats->value[i] = 0;
+	for_each_possible_cpu(cpu) {
+		const u64 *c = per_cpu_ptr(rdev->stats, cpu);
+
+		for (i = 0; i < ROCE_CNT_NR; i++)
+			stats->value[i] += c[i];
+	}
+	return ROCE_CNT_NR;
+}

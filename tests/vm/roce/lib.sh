@@ -1,0 +1,64 @@
+# shellcheck shell=bash
+# Helpers for the RoCE transport tests (tests/vm/roce_*.sh); source after
+# lib.sh.  Not a test itself (run-suite only runs files it is given, and
+# this one exits 0 if run).
+
+# gid_index DEV HEXGID: the index of RoCE v2 GID HEXGID (sysfs format,
+# e.g. 0000:0000:0000:0000:0000:ffff:0a00:0001) on port 1 of DEV.
+gid_index() {
+	local dev=$1 want=$2 f i g t
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		read -r g <"$f" 2>/dev/null || continue
+		[ "$g" = "$want" ] || continue
+		read -r t <"/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null
+		[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
+GID4_0=0000:0000:0000:0000:0000:ffff:0a00:0001	# 10.0.0.1
+GID4_1=0000:0000:0000:0000:0000:ffff:0a00:0002	# 10.0.0.2
+GID6_0=fd00:0000:0000:0000:0000:0000:0000:0001	# fd00::1
+GID6_1=fd00:0000:0000:0000:0000:0000:0000:0002	# fd00::2
+
+# wait_gid VAR DEV HEXGID: set VAR to the GID's index once ib_core has
+# filled it in (the GID cache follows netdev events asynchronously).
+wait_gid() {
+	local var=$1 dev=$2 want=$3 i
+	retry_until 20 gid_index "$dev" "$want" >/dev/null
+	i=$(gid_index "$dev" "$want") || die "no GID $want on $dev"
+	printf -v "$var" '%s' "$i"
+}
+
+# wait_listen PREFIX PORT PID: until a TCP socket listens on PORT in the
+# namespace PREFIX runs in ("" or in_peer), or process PID is gone.
+wait_listen() {
+	local pfx=$1 port=$2 pid=$3 hex i
+	printf -v hex ':%04X ' "$port"
+	for ((i = 0; i < 600; i++)); do
+		$pfx cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			awk -v p="$hex" 'index($2 " ", p) && $4 == "0A" { f = 1 } END { exit !f }' &&
+			return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# run_pair TIMEOUT "SERVER CMD" "CLIENT CMD": server in the peer
+# namespace, client here once the server listens; both must succeed.
+run_pair() {
+	local t=$1 srv=$2 cli=$3 spid rc=0 log
+	log=$(mktemp)
+	# shellcheck disable=SC2086
+	in_peer timeout "$t" $srv >"$log" 2>&1 &
+	spid=$!
+	wait_listen in_peer "${PORT:-18515}" "$spid" || rc=101
+	# shellcheck disable=SC2086
+	[ $rc = 0 ] && { timeout "$t" $cli || rc=$?; }
+	wait "$spid" || { [ $rc = 0 ] && rc=100; }
+	sed 's/^/    server: /' "$log"
+	rm -f "$log"
+	return $rc
+}

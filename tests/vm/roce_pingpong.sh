@@ -1,0 +1,55 @@
+#!/bin/bash
+# RoCEv2 RC transport: ibv_rc_pingpong softrnic <-> softrnic at 1 B .. 1 MiB,
+# then softrnic <-> rdma_rxe both ways (wire compatibility, ICRC included).
+# timeout: 900
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+
+have_softrnic || skip "softrnic.ko not built"
+net_setup
+# rdma_rxe holds UDP 4791 in init_net while it is loaded (Linux 6.1).
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid g0 roce0 "$GID4_0"
+wait_gid g1 roce1 "$GID4_1"
+log "roce0 GID $g0, roce1 GID $g1"
+
+for size in 1 64 1000 1024 1025 4096 65536 1048576; do
+	n=50
+	[ "$size" -ge 65536 ] && n=10
+	log "softrnic <-> softrnic: $size bytes x $n"
+	run_pair 120 "ibv_rc_pingpong -d roce1 -g $g1 -s $size -n $n" \
+		"ibv_rc_pingpong -d roce0 -g $g0 -s $size -n $n 10.0.0.2" ||
+		die "pingpong softrnic<->softrnic size $size"
+done
+rdma statistic show link roce0/1 || true
+rdma link delete roce0 || die "delete roce0"
+
+# rxe in init_net (the only namespace it works in on 6.1), softrnic in peer.
+modprobe rdma_rxe || die "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+wait_gid r0 rxe0 "$GID4_0"
+for size in 1 4096 65536; do
+	log "rxe client -> softrnic server: $size bytes"
+	run_pair 120 "ibv_rc_pingpong -d roce1 -g $g1 -s $size -n 20" \
+		"ibv_rc_pingpong -d rxe0 -g $r0 -s $size -n 20 10.0.0.2" ||
+		die "pingpong rxe->softrnic size $size"
+	log "softrnic client -> rxe server: $size bytes"
+	# the server runs in init_net this time: swap roles by hand
+	log2=$(mktemp)
+	timeout 120 ibv_rc_pingpong -d rxe0 -g "$r0" -s "$size" -n 20 >"$log2" 2>&1 &
+	spid=$!
+	wait_listen "" 18515 "$spid" || die "rxe server did not start"
+	in_peer timeout 120 ibv_rc_pingpong -d roce1 -g "$g1" -s "$size" -n 20 10.0.0.1 ||
+		{ cat "$log2"; die "pingpong softrnic->rxe size $size"; }
+	wait "$spid" || { cat "$log2"; die "rxe server failed size $size"; }
+	rm -f "$log2"
+done
+rdma statistic show link roce1/1 || true
+rdma link delete rxe0
+in_peer rdma link delete roce1
+modprobe -r rdma_rxe
+net_teardown
+echo "roce_pingpong OK"
