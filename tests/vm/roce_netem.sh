@@ -1,0 +1,47 @@
+#!/bin/bash
+# RoCEv2 RC transport over a lossy link: tc netem loss 1% on both ends of
+# the veth.  ibv_rc_pingpong and ib_{write,read,send}_bw must complete with
+# the right data (pingpong checks the payload), recovering through
+# sequence NAKs, go-back-N and the retransmission timer.
+# timeout: 900
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+
+have_softrnic || skip "softrnic.ko not built"
+command -v tc >/dev/null || skip "tc not installed"
+net_setup
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+modprobe sch_netem 2>/dev/null
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid g0 roce0 "$GID4_0"
+wait_gid g1 roce1 "$GID4_1"
+# Loss only once the TCP connection setup of the tools is past the
+# first exchange would be nicer; TCP recovers by itself anyway.
+tc qdisc add dev sr0 root netem loss 1% || die "netem on sr0"
+in_peer tc qdisc add dev sr1 root netem loss 1% || die "netem on sr1"
+
+for size in 1 4096 65536 1048576; do
+	n=100
+	[ "$size" -ge 65536 ] && n=10
+	log "pingpong $size bytes x $n under 1% loss"
+	run_pair 300 "ibv_rc_pingpong -c -d roce1 -g $g1 -s $size -n $n" \
+		"ibv_rc_pingpong -c -d roce0 -g $g0 -s $size -n $n 10.0.0.2" ||
+		die "pingpong $size under loss"
+done
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	log "$t under 1% loss"
+	run_pair 300 "$t -d roce1 -x $g1 -n 100 -s 65536" \
+		"$t -d roce0 -x $g0 -n 100 -s 65536 10.0.0.2" >/dev/null ||
+		die "$t under loss"
+done
+stats=$(rdma statistic show link roce0/1; rdma statistic show link roce1/1)
+echo "$stats"
+rtx=$(grep -o 'retransmits [0-9]*' <<<"$stats" | awk '{s += $2} END {print s + 0}')
+[ "$rtx" -gt 0 ] || die "1% loss and not a single retransmission?"
+tc qdisc del dev sr0 root
+rdma link delete roce0
+in_peer rdma link delete roce1
+net_teardown
+echo "roce_netem OK"

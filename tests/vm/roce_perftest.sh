@@ -1,0 +1,60 @@
+#!/bin/bash
+# RoCEv2 RC transport under perftest: short runs of ib_{write,read,send}_{bw,lat}
+# and ib_atomic_bw, softrnic <-> softrnic (server in netns peer), then the
+# bandwidth tests against rdma_rxe (rxe client in init_net, softrnic server).
+# timeout: 1200
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+
+have_softrnic || skip "softrnic.ko not built"
+command -v ib_write_bw >/dev/null || skip "perftest not installed"
+net_setup
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid g0 roce0 "$GID4_0"
+wait_gid g1 roce1 "$GID4_1"
+
+# perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1.
+perf() {
+	local tool=$1 cdev=$2 cg=$3 out
+	shift 3
+	out=$(mktemp)
+	if ! run_pair 300 "$tool -d roce1 -x $g1 $*" \
+		"$tool -d $cdev -x $cg $* 10.0.0.2" >"$out" 2>&1; then
+		cat "$out"
+		rm -f "$out"
+		return 1
+	fi
+	# the result line: first line of numbers after the header
+	printf '%-14s %-6s %s\n' "$tool" "$cdev" \
+		"$(grep -E '^ *[0-9]+ +[0-9]+ ' "$out" | grep -v server | head -1 | tr -s ' ')"
+	rm -f "$out"
+}
+
+fail=0
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	perf "$t" roce0 "$g0" -n 200 -s 65536 || { log "FAIL: $t"; fail=1; }
+done
+for t in ib_write_lat ib_read_lat ib_send_lat; do
+	perf "$t" roce0 "$g0" -n 200 -s 64 || { log "FAIL: $t"; fail=1; }
+done
+perf ib_atomic_bw roce0 "$g0" -n 200 || { log "FAIL: ib_atomic_bw"; fail=1; }
+rdma statistic show link roce0/1
+rdma link delete roce0
+
+modprobe rdma_rxe || die "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+wait_gid r0 rxe0 "$GID4_0"
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	perf "$t" rxe0 "$r0" -n 200 -s 65536 || { log "FAIL: $t with rxe"; fail=1; }
+done
+perf ib_write_lat rxe0 "$r0" -n 200 -s 64 || { log "FAIL: ib_write_lat with rxe"; fail=1; }
+rdma statistic show link roce1/1
+rdma link delete rxe0
+in_peer rdma link delete roce1
+modprobe -r rdma_rxe
+net_teardown
+[ $fail = 0 ] || die "some perftest runs failed"
+echo "roce_perftest OK"
