@@ -60,6 +60,8 @@ void softrnic_sq_retire(struct softrnic_qp *qp)
 						 qp->sq.num_slots)];
 		if (!sh->done)
 			break;
+		sh->done = 0;
+		qp->sq_cons++;
 		if (sh->status != IB_WC_SUCCESS ||
 		    (sh->flags & SOFTRNIC_WQE_F_SIGNALED)) {
 			cqe.wr_id = sh->wr_id;
@@ -67,10 +69,15 @@ void softrnic_sq_retire(struct softrnic_qp *qp)
 			cqe.opcode = sr_wc_opcode_of_sqe(sh->opcode);
 			cqe.byte_len = sh->byte_len;
 			cqe.qp_num = qp->ibqp.qp_num;
+			/*
+			 * The slot is free before its CQE is visible: a
+			 * consumer that polls the CQE and posts at once (a
+			 * depth-1 SQ) must find room, even while the wire
+			 * completes from another CPU.
+			 */
+			softrnic_ring_store_cons(&qp->sq, qp->sq_cons);
 			softrnic_cq_post(softrnic_qp_scq(qp), &cqe, false);
 		}
-		sh->done = 0;
-		qp->sq_cons++;
 	}
 	if (qp->sq_cons == start)
 		return;
