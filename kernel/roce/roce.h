@@ -143,6 +143,8 @@ int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
 #define ROCE_ACK_EVERY		32
 /* Packets per run of a transmit work item before it yields. */
 #define ROCE_TX_BUDGET		64
+/* READ response packets sent straight from the receive softirq. */
+#define ROCE_RESP_INLINE	8
 
 /* The requester's copy of one WQE it took from the SQ. */
 struct roce_rwqe {
@@ -236,6 +238,7 @@ struct roce_resp {
 	bool ack_deferred;
 	u8 deferred_syn;
 	u32 deferred_psn;
+	bool tx_busy;			/* a context is sending responses */
 	struct work_struct work;	/* READ/atomic responses, paced */
 };
 

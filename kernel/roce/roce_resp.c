@@ -55,6 +55,7 @@ void roce_resp_start(struct roce_qp *rqp)
 	resp->res_count = 0;
 	resp->npending = 0;
 	resp->ack_deferred = false;
+	resp->tx_busy = false;
 	resp->active = true;
 	spin_unlock_irqrestore(&resp->lock, flags);
 }
@@ -576,6 +577,8 @@ static void roce_resp_duplicate(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	roce_count(rqp->qp->sdev, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
 }
 
+static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget);
+
 void roce_resp_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		   struct sk_buff *skb, u32 bth_off)
 {
@@ -638,7 +641,11 @@ unlock:
 
 	if (out.ack)
 		roce_send_ack(rqp, out.syn, out.psn, out.msn);
-	if (out.kick)
+	/*
+	 * A few responses right away (latency of short READs and atomics);
+	 * anything longer is paced from process context.
+	 */
+	if (out.kick && roce_resp_send_some(rqp, ROCE_RESP_INLINE))
 		roce_qp_kick_work(qp, &resp->work);
 	if (out.error)
 		softrnic_qp_error(qp, false);
@@ -661,32 +668,41 @@ static struct roce_res *roce_res_next(struct roce_resp *resp)
 	return NULL;
 }
 
-/* Send queued READ and atomic responses, then a deferred ACK/NAK. */
-void roce_resp_work(struct work_struct *work)
+/*
+ * Send queued READ and atomic responses, then a deferred ACK/NAK, at most
+ * @budget packets.  One sender at a time (resp.tx_busy), so responses
+ * leave in PSN order; a caller that finds another sender at work leaves
+ * it to that one, which looks at the queue again before it stops.
+ * Returns true if responses are left (the caller queues the work item).
+ */
+static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 {
-	struct roce_qp *rqp = container_of(work, struct roce_qp, resp.work);
 	struct softrnic_qp *qp = rqp->qp;
 	struct roce_resp *resp = &rqp->resp;
-	unsigned int budget = ROCE_TX_BUDGET;
 	u32 mtu = roce_mtu(qp), rkey, msn;
 	struct roce_pkt pkt;
 	struct softrnic_mr *mr;
 	struct roce_res *res;
 	unsigned long flags;
 	struct sk_buff *skb;
-	bool first, last;
+	bool first, last, more;
 	void *payload;
 	u64 va, iova;
 	u8 syn;
 	int err;
 
-	while (budget--) {
+	spin_lock_irqsave(&resp->lock, flags);
+	if (resp->tx_busy) {
+		spin_unlock_irqrestore(&resp->lock, flags);
+		return false;
+	}
+	resp->tx_busy = true;
+	for (;;) {
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.dest_qpn = qp->attr.dest_qp_num;
-		spin_lock_irqsave(&resp->lock, flags);
 		if (!resp->active) {
-			spin_unlock_irqrestore(&resp->lock, flags);
-			return;
+			more = false;
+			break;
 		}
 		res = roce_res_next(resp);
 		if (!res) {
@@ -696,10 +712,15 @@ void roce_resp_work(struct work_struct *work)
 			syn = resp->deferred_syn;
 			pkt.psn = resp->deferred_psn;
 			msn = resp->msn;
+			resp->tx_busy = false;
 			spin_unlock_irqrestore(&resp->lock, flags);
 			if (ack)
 				roce_send_ack(rqp, syn, pkt.psn, msn);
-			return;
+			return false;
+		}
+		if (!budget--) {
+			more = true;
+			break;
 		}
 		pkt.psn = res->cur_psn;
 		pkt.aeth.syndrome = ROCE_SYN_ACK;
@@ -713,6 +734,7 @@ void roce_resp_work(struct work_struct *work)
 			skb = roce_alloc_skb(qp, &pkt, &payload);
 			if (skb)
 				roce_xmit(qp, skb);
+			spin_lock_irqsave(&resp->lock, flags);
 			continue;
 		}
 		first = res->cur_psn == res->start_psn;
@@ -735,9 +757,8 @@ void roce_resp_work(struct work_struct *work)
 
 		roce_count(qp->sdev, ROCE_CNT_READ_RESPONSES, 1);
 		skb = roce_alloc_skb(qp, &pkt, &payload);
-		if (!skb)
-			continue;	/* lost: the requester asks again */
-		if (pkt.payload_len) {
+		err = 0;
+		if (skb && pkt.payload_len) {
 			/* The memory may have gone since the request. */
 			iova = va;
 			mr = softrnic_rkey_get(&qp->ibqp, rkey,
@@ -749,25 +770,36 @@ void roce_resp_work(struct work_struct *work)
 					       SOFTRNIC_COPY_FROM_MR);
 			if (!IS_ERR(mr))
 				softrnic_mr_put(mr);
-			if (err) {
-				struct roce_resp_out out = {};
-
-				kfree_skb(skb);
-				spin_lock_irqsave(&resp->lock, flags);
-				if (resp->active)
-					roce_resp_nak(rqp, &out,
-						      roce_key_nak(err), 0);
-				spin_unlock_irqrestore(&resp->lock, flags);
-				if (out.ack)
-					roce_send_ack(rqp, out.syn, pkt.psn,
-						      out.msn);
-				if (out.error)
-					softrnic_qp_error(qp, false);
-				return;
-			}
 		}
-		roce_xmit(qp, skb);
+		if (err) {
+			struct roce_resp_out out = {};
+
+			kfree_skb(skb);
+			spin_lock_irqsave(&resp->lock, flags);
+			if (resp->active)
+				roce_resp_nak(rqp, &out, roce_key_nak(err), 0);
+			resp->tx_busy = false;
+			spin_unlock_irqrestore(&resp->lock, flags);
+			if (out.ack)
+				roce_send_ack(rqp, out.syn, pkt.psn, out.msn);
+			if (out.error)
+				softrnic_qp_error(qp, false);
+			return false;
+		}
+		if (skb)		/* else lost: the requester asks again */
+			roce_xmit(qp, skb);
+		spin_lock_irqsave(&resp->lock, flags);
 	}
+	resp->tx_busy = false;
+	spin_unlock_irqrestore(&resp->lock, flags);
+	return more;
+}
+
+void roce_resp_work(struct work_struct *work)
+{
+	struct roce_qp *rqp = container_of(work, struct roce_qp, resp.work);
+
 	/* Out of budget: let others run, then go on. */
-	roce_qp_kick_work(qp, &resp->work);
+	if (roce_resp_send_some(rqp, ROCE_TX_BUDGET))
+		roce_qp_kick_work(rqp->qp, &rqp->resp.work);
 }
