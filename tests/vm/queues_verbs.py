@@ -81,7 +81,12 @@ def to_rts(ctx, qp, roce):
               e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
               e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
     a = QPAttr(qp_state=e.IBV_QPS_RTS)
-    a.timeout = 14
+    # No retransmission timer (0 = infinite): the RoCE transport sends to
+    # QP 0x42 on our own GID, which does not exist, and with a timer the
+    # sends would complete with RETRY_EXC_ERR (and the QP go to ERR) on
+    # their own if the test is slower than 8 x 67 ms, instead of being
+    # flushed by the test's own move to ERR.
+    a.timeout = 0
     a.retry_cnt = 7
     a.rnr_retry = 7
     a.sq_psn = 0x200
