@@ -396,7 +396,6 @@ struct mt_race {
 	u32 key;
 	u64 addr;
 	atomic_t ok, gone;
-	bool stop;
 	u8 *buf;
 };
 
@@ -405,7 +404,11 @@ static int mt_race_fn(void *arg)
 	struct mt_race *r = arg;
 	u8 tmp[64];
 
-	while (!READ_ONCE(r->stop)) {
+	/*
+	 * Only kthread_stop() ends the loop: a thread that returned on its
+	 * own could be freed before kthread_stop() looks at it.
+	 */
+	while (!kthread_should_stop()) {
 		struct softrnic_mr *mr;
 
 		mr = softrnic_mr_get(r->sdev, r->key, r->pd, IB_ACCESS_LOCAL_WRITE,
@@ -445,9 +448,10 @@ static void mt_race(struct softrnic_dev *sdev, struct ib_pd *pd)
 		softrnic_mr_fast_reg(r.pd, f.mr, f.mr->rkey, IB_ACCESS_LOCAL_WRITE);
 		r.key = f.mr->lkey;
 		r.addr = f.mr->iova;
-		r.stop = false;
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 4; i++) {
 			t[i] = kthread_run(mt_race_fn, &r, "mt_race%d", i);
+			CHECK(!IS_ERR(t[i]));
+		}
 		/* Invalidate / re-register while they run, then dereg. */
 		for (i = 0; i < 50; i++) {
 			softrnic_mr_local_inv(r.pd, f.mr->rkey);
@@ -455,9 +459,9 @@ static void mt_race(struct softrnic_dev *sdev, struct ib_pd *pd)
 			cond_resched();
 		}
 		CHECK(ib_dereg_mr(f.mr) == 0);
-		WRITE_ONCE(r.stop, true);
 		for (i = 0; i < 4; i++)
-			kthread_stop(t[i]);
+			if (!IS_ERR(t[i]))
+				kthread_stop(t[i]);
 		ib_dma_unmap_sg(&sdev->ibdev, f.sg, 3, DMA_BIDIRECTIONAL);
 	}
 	for (i = 0; i < 3; i++)
