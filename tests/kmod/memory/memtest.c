@@ -26,6 +26,7 @@
 #include "limits.h"
 
 #include "mem.h"
+#include "queue.h"
 
 static int mt_pass, mt_fail;
 
@@ -547,6 +548,58 @@ static void mt_ah(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 }
 
+/*
+ * SRQ limit: the event fires once, when a wire-side consumer
+ * (softrnic_srq_get) leaves fewer WQEs than the armed limit, and disarms.
+ */
+static void mt_srq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc(ctx);
+}
+
+static void mt_srq_limit(struct softrnic_dev *sdev, struct ib_pd *pd)
+{
+	static struct softrnic_krqe krqe;	/* 528 bytes: not on the stack */
+	atomic_t hits = ATOMIC_INIT(0);
+	struct ib_srq_init_attr init = {
+		.event_handler = mt_srq_event,
+		.srq_context = &hits,
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_srq_attr attr = { .srq_limit = 8 };
+	struct softrnic_srq *srq;
+	struct ib_srq *ibsrq;
+	int i, taken = 0;
+
+	ibsrq = ib_create_srq(pd, &init);
+	CHECK(!IS_ERR(ibsrq));
+	if (IS_ERR(ibsrq))
+		return;
+	srq = to_ssrq(ibsrq);
+	for (i = 0; i < 10; i++) {
+		struct ib_recv_wr wr = { .wr_id = i };
+		const struct ib_recv_wr *bad;
+
+		CHECK(!ib_post_srq_recv(ibsrq, &wr, &bad));
+	}
+	CHECK(!ib_modify_srq(ibsrq, &attr, IB_SRQ_LIMIT));
+	/* 10 -> 8 left: not below the limit yet. */
+	for (i = 0; i < 2; i++)
+		taken += !softrnic_srq_get(srq, &krqe);
+	CHECK(taken == 2 && atomic_read(&hits) == 0);
+	/* 7 left: below 8, one event, and the limit is disarmed. */
+	CHECK(!softrnic_srq_get(srq, &krqe) && krqe.rqe.wr_id == 2);
+	CHECK(atomic_read(&hits) == 1);
+	CHECK(!ib_query_srq(ibsrq, &attr) && attr.srq_limit == 0);
+	while (!softrnic_srq_get(srq, &krqe))
+		taken++;
+	CHECK(taken == 9 && atomic_read(&hits) == 1);
+	CHECK(softrnic_srq_get(srq, &krqe) == -ENOENT);
+	ib_destroy_srq(ibsrq);
+}
+
 static int mt_run(const char *name)
 {
 	struct ib_device *ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
@@ -568,6 +621,7 @@ static int mt_run(const char *name)
 	mt_mw(sdev, pd, pd2);
 	mt_race(sdev, pd);
 	mt_ah(sdev, pd, pd2);
+	mt_srq_limit(sdev, pd);
 	ib_dealloc_pd(pd2);
 	ib_dealloc_pd(pd);
 	pr_info("memtest: %s: %d passed, %d failed; mr=%d mw=%d\n", name,

@@ -11,7 +11,8 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
 [ -f "$KO" ] && [ -x "$UV" ] || { echo "run make -C tests/kmod/memory first"; exit 2; }
-modprobe ib_uverbs || exit 2
+# insmod does not resolve dependencies: load what softrnic.ko would pull in.
+modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel || exit 2
 insmod "$KO" || exit 2
 ip link add mt0 type veth peer name mt1
 ip addr add 10.9.0.1/24 dev mt0
