@@ -22,6 +22,8 @@ fi
 net_setup
 rdma link add roce0 type roce netdev sr0 || die "add roce0"
 rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
+# AHs need a GID beyond the link-local one; ib_core adds it asynchronously.
+retry_until 20 sh -c "grep -qs 0000:ffff:0a00:0001 /sys/class/infiniband/roce0/ports/1/gids/*"
 
 "$prog" objects roce0 iw0 || die "verbs objects: $? checks failed"
 
