@@ -29,10 +29,12 @@ enum softrnic_dev_state {
 static LIST_HEAD(softrnic_devices);
 static DEFINE_MUTEX(softrnic_devices_lock);
 
-static void softrnic_dealloc_driver(struct ib_device *ibdev)
+/*
+ * Undo softrnic_dev_alloc() and everything set up after it; the ib_device
+ * memory itself is ib_core's (dealloc_driver) or the caller's to free.
+ */
+static void softrnic_dev_release(struct softrnic_dev *sdev)
 {
-	struct softrnic_dev *sdev = to_sdev(ibdev);
-
 	mutex_lock(&softrnic_devices_lock);
 	list_del_init(&sdev->list);
 	sdev->state = SOFTRNIC_DEV_GONE;
@@ -44,6 +46,11 @@ static void softrnic_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
 	softrnic_queues_fini(sdev);
+}
+
+static void softrnic_dealloc_driver(struct ib_device *ibdev)
+{
+	softrnic_dev_release(to_sdev(ibdev));
 }
 
 /* Queue unregistration of a registered device; safe against a racing one. */
@@ -151,17 +158,10 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	return sdev;
 }
 
+/* A device ib_register_device() never took (or gave back on failure). */
 static void softrnic_dev_free_unregistered(struct softrnic_dev *sdev)
 {
-	mutex_lock(&softrnic_devices_lock);
-	list_del_init(&sdev->list);
-	mutex_unlock(&softrnic_devices_lock);
-	if (sdev->wire_priv)
-		sdev->wire->dev_fini(sdev);
-	netdev_put(sdev->netdev, &sdev->netdev_tracker);
-	ida_destroy(&sdev->pd_ida);
-	softrnic_mem_fini(sdev);
-	softrnic_queues_fini(sdev);
+	softrnic_dev_release(sdev);
 	ib_dealloc_device(&sdev->ibdev);
 }
 

@@ -194,6 +194,21 @@ void softrnic_mr_put(struct softrnic_mr *mr)
 	softrnic_mkey_put(&mr->mk);
 }
 
+/*
+ * The checks every invalidation starts with (IBTA 10.6.7): @key names
+ * this very key (index and key byte), the key is not INVALID, and the
+ * invalidating QP is of the key's PD.  Called with mk->lock held.
+ */
+int softrnic_mkey_inv_check(const struct softrnic_mkey *mk, u32 key,
+			    const struct softrnic_pd *pd)
+{
+	if (mk->key != key || mk->state == SOFTRNIC_MKEY_INVALID)
+		return -ENOENT;
+	if (mk->pd != pd)
+		return -EPERM;
+	return 0;
+}
+
 static int softrnic_key_invalidate(struct softrnic_dev *sdev,
 				   struct softrnic_pd *pd, u32 qpn, u32 key)
 {

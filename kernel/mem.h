@@ -306,9 +306,12 @@ int softrnic_mr_fast_reg(struct softrnic_pd *pd, struct ib_mr *ibmr, u32 key,
 
 /*
  * LOCAL_INV / SEND_WITH_INV of @key by a QP of @pd: a fast-reg MR or a
- * type 2 MW goes VALID -> FREE.  Fails with -ENOENT (bad key), -EPERM
- * (PD), -EINVAL (not invalidatable: user/DMA MR, type 1 MW, MWs still
- * bound to the MR, not VALID).  Does not check which QP a type 2 MW is
+ * type 2 MW goes VALID -> FREE.  A fast-reg MR that is already FREE stays
+ * FREE and succeeds, as on rxe, siw and ConnectX: ULPs invalidate MRs a
+ * peer may already have invalidated remotely.  A type 2 MW must be bound
+ * (VALID).  Fails with -ENOENT (bad key), -EPERM (PD), -EINVAL (not
+ * invalidatable: user/DMA MR, type 1 MW, MWs still bound to the MR,
+ * unbound MW).  Does not check which QP a type 2 MW is
  * bound to; use softrnic_mem_invalidate() when the QP is known.
  */
 int softrnic_mr_local_inv(struct softrnic_pd *pd, u32 key);
@@ -377,6 +380,8 @@ int softrnic_mr_check(struct softrnic_mr *mr, u32 key, struct softrnic_pd *pd,
 		      int access, u64 iova, u64 length);
 int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 			   struct softrnic_pd *pd);
+int softrnic_mkey_inv_check(const struct softrnic_mkey *mk, u32 key,
+			    const struct softrnic_pd *pd);
 
 /* mw.c */
 int softrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

@@ -42,32 +42,45 @@ static int softrnic_access_errno(u32 access)
 	}
 }
 
-static int softrnic_mr_count_get(struct softrnic_dev *sdev)
+/*
+ * A new, unpublished MR counted against SOFTRNIC_MAX_MR.  Until
+ * softrnic_mr_publish() succeeds nobody else can see it, so an error path
+ * undoes what it added and hands it to softrnic_mr_discard().
+ */
+static struct softrnic_mr *softrnic_mr_new(struct ib_pd *ibpd, u8 type,
+					   u8 state, u32 access, u64 iova,
+					   u64 length)
 {
+	struct softrnic_dev *sdev = to_sdev(ibpd->device);
+	struct softrnic_mr *mr;
+
 	if (atomic_inc_return(&sdev->num_mr) > SOFTRNIC_MAX_MR) {
 		atomic_dec(&sdev->num_mr);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
-	return 0;
-}
-
-static struct softrnic_mr *softrnic_mr_alloc(struct softrnic_pd *pd, u8 type,
-					     u8 state, u32 access, u64 iova,
-					     u64 length)
-{
-	struct softrnic_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-
-	if (!mr)
-		return NULL;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
 	/* Here, not in keys.c: MRs get a lock class of their own. */
 	seqlock_init(&mr->mk.lock);
 	mr->mk.state = state;
 	mr->mk.access = access;
 	mr->mk.iova = iova;
 	mr->mk.length = length;
-	mr->mk.pd = pd;
+	mr->mk.pd = to_spd(ibpd);
 	mr->type = type;
 	return mr;
+}
+
+static void softrnic_mr_discard(struct softrnic_dev *sdev,
+				struct softrnic_mr *mr)
+{
+	kfree(mr->fr_list[0]);
+	kfree(mr->fr_list[1]);
+	kfree(mr);
+	atomic_dec(&sdev->num_mr);
 }
 
 static int softrnic_mr_publish(struct softrnic_dev *sdev,
@@ -155,18 +168,13 @@ struct ib_mr *softrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (sr_mr_region_check(iova, length, SOFTRNIC_MAX_MR_SIZE) != SR_MEM_OK)
 		return ERR_PTR(-EINVAL);
 
-	err = softrnic_mr_count_get(sdev);
-	if (err)
-		return ERR_PTR(err);
-	mr = softrnic_mr_alloc(to_spd(ibpd), SOFTRNIC_MR_USER,
-			       SOFTRNIC_MKEY_VALID, access, iova, length);
-	if (!mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr = softrnic_mr_new(ibpd, SOFTRNIC_MR_USER, SOFTRNIC_MKEY_VALID, access,
+			     iova, length);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	err = softrnic_pin(ibpd->device, start, length, access, &mr->pin);
 	if (err)
-		goto err_free;
+		goto err_discard;
 	err = softrnic_mr_publish(sdev, mr);
 	if (err)
 		goto err_unpin;
@@ -174,10 +182,8 @@ struct ib_mr *softrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_unpin:
 	softrnic_unpin(&mr->pin);
-err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&sdev->num_mr);
+err_discard:
+	softrnic_mr_discard(sdev, mr);
 	return ERR_PTR(err);
 }
 
@@ -197,25 +203,16 @@ struct ib_mr *softrnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	err = softrnic_access_errno(access);
 	if (err)
 		return ERR_PTR(err);
-	err = softrnic_mr_count_get(sdev);
-	if (err)
-		return ERR_PTR(err);
-	mr = softrnic_mr_alloc(to_spd(ibpd), SOFTRNIC_MR_DMA,
-			       SOFTRNIC_MKEY_VALID, access, 0, U64_MAX);
-	if (!mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr = softrnic_mr_new(ibpd, SOFTRNIC_MR_DMA, SOFTRNIC_MKEY_VALID, access,
+			     0, U64_MAX);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	err = softrnic_mr_publish(sdev, mr);
-	if (err)
-		goto err_free;
+	if (err) {
+		softrnic_mr_discard(sdev, mr);
+		return ERR_PTR(err);
+	}
 	return &mr->ibmr;
-
-err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&sdev->num_mr);
-	return ERR_PTR(err);
 }
 
 struct ib_mr *softrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
@@ -230,34 +227,21 @@ struct ib_mr *softrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!max_num_sg || max_num_sg > SOFTRNIC_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	err = softrnic_mr_count_get(sdev);
-	if (err)
-		return ERR_PTR(err);
-	mr = softrnic_mr_alloc(to_spd(ibpd), SOFTRNIC_MR_FAST_REG,
-			       SOFTRNIC_MKEY_FREE, 0, 0, 0);
-	if (!mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr = softrnic_mr_new(ibpd, SOFTRNIC_MR_FAST_REG, SOFTRNIC_MKEY_FREE, 0,
+			     0, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->fr_max = max_num_sg;
 	mr->fr_list[0] = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
 	mr->fr_list[1] = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
-	if (!mr->fr_list[0] || !mr->fr_list[1]) {
-		err = -ENOMEM;
-		goto err_free;
+	err = -ENOMEM;
+	if (mr->fr_list[0] && mr->fr_list[1])
+		err = softrnic_mr_publish(sdev, mr);
+	if (err) {
+		softrnic_mr_discard(sdev, mr);
+		return ERR_PTR(err);
 	}
-	err = softrnic_mr_publish(sdev, mr);
-	if (err)
-		goto err_free;
 	return &mr->ibmr;
-
-err_free:
-	kfree(mr->fr_list[0]);
-	kfree(mr->fr_list[1]);
-	kfree(mr);
-err_count:
-	atomic_dec(&sdev->num_mr);
-	return ERR_PTR(err);
 }
 
 static int softrnic_set_page(struct ib_mr *ibmr, u64 addr)
@@ -469,13 +453,10 @@ int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 	int err = 0;
 
 	write_seqlock_irqsave(&mr->mk.lock, flags);
-	if (mr->mk.key != key || mr->mk.state == SOFTRNIC_MKEY_INVALID)
-		err = -ENOENT;
-	else if (mr->mk.pd != pd)
-		err = -EPERM;
-	else if (mr->type != SOFTRNIC_MR_FAST_REG || mr->num_mw)
+	err = softrnic_mkey_inv_check(&mr->mk, key, pd);
+	if (!err && (mr->type != SOFTRNIC_MR_FAST_REG || mr->num_mw))
 		err = -EINVAL;
-	else
+	if (!err)
 		mr->mk.state = SOFTRNIC_MKEY_FREE;
 	write_sequnlock_irqrestore(&mr->mk.lock, flags);
 	return err;

@@ -264,17 +264,14 @@ int softrnic_win_invalidate(struct softrnic_dev *sdev, struct softrnic_win *win,
 			    u32 key, struct softrnic_pd *pd, u32 qpn)
 {
 	unsigned long flags;
-	int err = 0;
+	int err;
 
 	write_seqlock_irqsave(&win->mk.lock, flags);
-	if (win->mk.key != key || win->mk.state == SOFTRNIC_MKEY_INVALID)
-		err = -ENOENT;
-	else if (win->mk.pd != pd)
-		err = -EPERM;
-	else if (win->type != IB_MW_TYPE_2 ||
-		 win->mk.state != SOFTRNIC_MKEY_VALID)
+	err = softrnic_mkey_inv_check(&win->mk, key, pd);
+	if (!err && (win->type != IB_MW_TYPE_2 ||
+		     win->mk.state != SOFTRNIC_MKEY_VALID))
 		err = -EINVAL;
-	else if (qpn != SOFTRNIC_NO_QPN && win->qpn != qpn)
+	if (!err && qpn != SOFTRNIC_NO_QPN && win->qpn != qpn)
 		err = -EPERM;
 	if (!err) {
 		softrnic_win_unbind_locked(sdev, win);

@@ -197,6 +197,9 @@ static void mt_frwr(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *p
 	CHECK(softrnic_mr_local_inv(to_spd(pd2), f.mr->rkey) == -EPERM);
 	CHECK(softrnic_mr_local_inv(spd, f.mr->rkey) == 0);
 	CHECK(ERRV(softrnic_mr_get(sdev, f.mr->rkey, spd, IB_ACCESS_REMOTE_READ, iova, 8, true)) == -ENOENT);
+	/* Again on the FREE MR: idempotent (rxe, siw, ConnectX), still FREE. */
+	CHECK(softrnic_mr_local_inv(spd, f.mr->rkey) == 0);
+	CHECK(ERRV(softrnic_mr_get(sdev, f.mr->rkey, spd, IB_ACCESS_REMOTE_READ, iova, 8, true)) == -ENOENT);
 	/* A DMA MR is not invalidatable. */
 	CHECK(softrnic_mr_local_inv(spd, pd->local_dma_lkey) == -EINVAL);
 
