@@ -25,6 +25,7 @@ userspace:
 testprogs: module
 	$(MAKE) -C tests/kmod/queues
 	$(MAKE) -C tests/kmod/memory
+	$(MAKE) -C tests/kmod/rc
 	$(MAKE) -C tests/raw_uverbs
 
 # Host unit tests only (no VM).
@@ -60,5 +61,6 @@ clean:
 	$(MAKE) -C kernel clean
 	-$(MAKE) -C tests/kmod/queues clean
 	-$(MAKE) -C tests/kmod/memory clean
+	-$(MAKE) -C tests/kmod/rc clean
 	-$(MAKE) -C tests/raw_uverbs clean
 	rm -rf $(BUILD)

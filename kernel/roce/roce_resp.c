@@ -257,10 +257,14 @@ static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	resp->rcv_len += plen;
 	if (flags & ROCE_OPF_LAST) {
 		if (flags & ROCE_OPF_INV) {
+			/*
+			 * IBTA class J (as rxe): Invalid Request NAK, and
+			 * the receive WQE completes with the same status.
+			 */
 			if (softrnic_mem_invalidate(&qp->ibqp, pkt->inv_rkey)) {
 				roce_resp_nak(rqp, out,
 					      ROCE_NAK_INVALID_REQUEST,
-					      IB_WC_LOC_QP_OP_ERR);
+					      IB_WC_REM_INV_REQ_ERR);
 				return;
 			}
 			wc_flags |= SOFTRNIC_WC_F_WITH_INV;

@@ -1,0 +1,1422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only kernel ULP for softrnic's RoCEv2 RC transport across the wire:
+ * two softrnic devices (one per network namespace, joined by a veth pair),
+ * two RC QPs connected by hand with ib_modify_qp as a ULP without rdma_cm
+ * does, kernel buffers, fast registration and remote invalidation.  Not
+ * part of softrnic.ko.  Loaded in the VM once both devices have their
+ * RoCE v2 IPv4 GIDs:
+ *
+ *   insmod softrnic_rctest.ko dev0=roce0 dev1=roce1
+ *
+ * runs every test at load time, logs "rctest: FAIL ..." per failed check
+ * and ends with "rctest: done: N checks, M failed".  Everything it created
+ * is gone when init returns; the module then stays loaded doing nothing.
+ *
+ * Side 0 is the requester of most tests, side 1 the target.  Remote access
+ * to plain kernel buffers goes through each PD's DMA MR
+ * (IB_PD_UNSAFE_GLOBAL_RKEY, the ib_get_dma_mr of today's ib_core);
+ * local buffers use pd->local_dma_lkey.  A test that ends in a QP error
+ * takes a fresh QP pair.
+ */
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev0 = "roce0";
+module_param(dev0, charp, 0444);
+MODULE_PARM_DESC(dev0, "requester device (any netns)");
+static char *dev1 = "roce1";
+module_param(dev1, charp, 0444);
+MODULE_PARM_DESC(dev1, "target device (any netns)");
+
+static int checks, failures;
+
+#define CHECK(cond, fmt, ...)						\
+	({								\
+		bool __ok = (cond);					\
+		checks++;						\
+		if (!__ok) {						\
+			failures++;					\
+			pr_err("rctest: FAIL %s:%d: %s: " fmt "\n",	\
+			       __func__, __LINE__, #cond, ##__VA_ARGS__); \
+		}							\
+		__ok;							\
+	})
+
+#define MIB		(1u << 20)
+#define BUF_LEN		(MIB + 16 * PAGE_SIZE)	/* data + SGE gaps + guard */
+#define SGE_GAP		64
+#define MAX_SGE		8
+#define QP_DEPTH	128
+#define WAIT_MS		20000
+
+struct side {
+	struct ib_device *dev;
+	struct ib_pd *pd;	/* with a DMA MR: pd->unsafe_global_rkey */
+	struct ib_pd *pd2;	/* another PD, for cross-PD invalidation */
+	struct ib_cq *cq;	/* polled by the tests */
+	u8 *buf;
+	u64 dma;
+	u8 gid_index;
+	union ib_gid gid;
+	u8 mac[ETH_ALEN];
+};
+
+static struct side S[2];
+
+struct pair {
+	struct ib_qp *qp[2];
+};
+
+static void fill(u8 *p, size_t len, u32 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(seed + i * 7 + (i >> 9));
+}
+
+static void rc_comp(struct ib_cq *cq, void *ctx)
+{
+}
+
+/* The RoCE v2 IPv4 GID of port 1, and the MAC of its netdev. */
+static int find_gid(struct side *s)
+{
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		attr = rdma_get_gid_attr(s->dev, 1, i);
+		if (IS_ERR(attr)) {
+			if (PTR_ERR(attr) == -EINVAL)
+				break;
+			continue;
+		}
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			rcu_read_lock();
+			ndev = rdma_read_gid_attr_ndev_rcu(attr);
+			if (!IS_ERR(ndev))
+				memcpy(s->mac, ndev->dev_addr, ETH_ALEN);
+			rcu_read_unlock();
+			s->gid = attr->gid;
+			s->gid_index = i;
+			rdma_put_gid_attr(attr);
+			return IS_ERR(ndev) ? PTR_ERR(ndev) : 0;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return -ENOENT;
+}
+
+/* ------------------------------------------------------------------ */
+/* QPs                                                                 */
+/* ------------------------------------------------------------------ */
+
+static struct ib_qp *mk_qp(struct ib_pd *pd, struct ib_cq *scq,
+			   struct ib_cq *rcq)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.cap = {
+			.max_send_wr = QP_DEPTH,
+			.max_recv_wr = QP_DEPTH,
+			.max_send_sge = MAX_SGE,
+			.max_recv_sge = MAX_SGE,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = 1,
+	};
+
+	return ib_create_qp(pd, &init);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards @peer's QP @dqpn, like a ULP. */
+static int qp_connect(struct ib_qp *qp, const struct side *me,
+		      const struct side *peer, u32 dqpn, u32 my_psn,
+		      u32 peer_psn)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = peer_psn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, (union ib_gid *)&peer->gid, 0,
+			me->gid_index, 64, 0);
+	memcpy(a.ah_attr.roce.dmac, peer->mac, ETH_ALEN);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = my_psn;
+	a.max_rd_atomic = 16;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A connected pair: side 0's QP in S[0].pd, side 1's in @pd1. */
+static int pair_new_cq(struct pair *p, struct ib_pd *pd1, struct ib_cq *scq0,
+		       struct ib_cq *rcq0, struct ib_cq *scq1,
+		       struct ib_cq *rcq1)
+{
+	u32 psn0 = get_random_u32() & 0xffffff;
+	u32 psn1 = get_random_u32() & 0xffffff;
+	int err;
+
+	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0);
+	if (IS_ERR(p->qp[0]))
+		return PTR_ERR(p->qp[0]);
+	p->qp[1] = mk_qp(pd1, scq1, rcq1);
+	if (IS_ERR(p->qp[1])) {
+		ib_destroy_qp(p->qp[0]);
+		return PTR_ERR(p->qp[1]);
+	}
+	err = qp_connect(p->qp[0], &S[0], &S[1], p->qp[1]->qp_num, psn0, psn1);
+	if (!err)
+		err = qp_connect(p->qp[1], &S[1], &S[0], p->qp[0]->qp_num,
+				 psn1, psn0);
+	if (err) {
+		ib_destroy_qp(p->qp[0]);
+		ib_destroy_qp(p->qp[1]);
+	}
+	return err;
+}
+
+static void cq_discard(struct ib_cq *cq)
+{
+	struct ib_wc wc;
+
+	while (ib_poll_cq(cq, 1, &wc) > 0)
+		;
+}
+
+static bool pair_new_pd(struct pair *p, struct ib_pd *pd1)
+{
+	int err = pair_new_cq(p, pd1, S[0].cq, S[0].cq, S[1].cq, S[1].cq);
+
+	CHECK(!err, "connect QP pair: %d", err);
+	return !err;
+}
+
+static bool pair_new(struct pair *p)
+{
+	return pair_new_pd(p, S[1].pd);
+}
+
+static void pair_free(struct pair *p)
+{
+	ib_destroy_qp(p->qp[0]);
+	ib_destroy_qp(p->qp[1]);
+	cq_discard(S[0].cq);
+	cq_discard(S[1].cq);
+}
+
+static enum ib_qp_state qp_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(qp, &a, IB_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+/* The responder moves to ERR as it answers: allow it a moment. */
+static enum ib_qp_state wait_state(struct ib_qp *qp, enum ib_qp_state want)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(2000);
+	enum ib_qp_state st;
+
+	while ((st = qp_state(qp)) != want && time_before(jiffies, end))
+		usleep_range(500, 1000);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting and polling                                                 */
+/* ------------------------------------------------------------------ */
+
+static int poll_one(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(WAIT_MS);
+	int n;
+
+	for (;;) {
+		n = ib_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? n : 0;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(20, 100);
+	}
+}
+
+/* The next CQE of @cq: @wr_id, @status and @opcode; false (logged) if not. */
+static bool expect_wc(struct ib_cq *cq, u64 wr_id, enum ib_wc_status status,
+		      enum ib_wc_opcode opcode, struct ib_wc *out)
+{
+	struct ib_wc wc = {};
+	int err = poll_one(cq, &wc);
+
+	if (out)
+		*out = wc;
+	if (!CHECK(!err, "no completion for wr_id %#llx: %d", wr_id, err))
+		return false;
+	return CHECK(wc.wr_id == wr_id && wc.status == status &&
+		     (status != IB_WC_SUCCESS || wc.opcode == opcode),
+		     "wr_id %#llx status %d (%s) opcode %d, want %#llx %d %d",
+		     wc.wr_id, wc.status, ib_wc_status_msg(wc.status),
+		     wc.opcode, wr_id, status, opcode);
+}
+
+static int post(struct ib_qp *qp, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, wr, &bad);
+}
+
+static int post_recv(struct ib_qp *qp, u64 wr_id, struct ib_sge *sge, int n)
+{
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = n };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(qp, &wr, &bad);
+}
+
+/* One-sided op from side 0 on @qp; its completion status. */
+static enum ib_wc_status rdma_op(struct ib_qp *qp, enum ib_wr_opcode op,
+				 struct ib_sge *sge, int nsge, u64 raddr,
+				 u32 rkey)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 0xabc,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = sge,
+			.num_sge = nsge,
+		},
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	struct ib_wc wc = {};
+	int err;
+
+	err = post(qp, &wr.wr);
+	if (!CHECK(!err, "post op %d: %d", op, err))
+		return -1;
+	err = poll_one(qp->send_cq, &wc);
+	if (!CHECK(!err && wc.wr_id == 0xabc, "op %d completion %d wr_id %#llx",
+		   op, err, wc.wr_id))
+		return -1;
+	if (wc.status == IB_WC_SUCCESS)
+		CHECK(wc.opcode == (op == IB_WR_RDMA_READ ? IB_WC_RDMA_READ :
+				    IB_WC_RDMA_WRITE), "opcode %d", wc.opcode);
+	return wc.status;
+}
+
+/*
+ * @len bytes from @addr as @n SGEs (fewer if @len is shorter), each
+ * SGE_GAP after the previous one: a gather/scatter that ignored SGE
+ * boundaries would move the wrong bytes.  Returns the SGE count.
+ */
+static int mk_sges(struct ib_sge *sge, int n, u64 addr, u32 len, u32 lkey)
+{
+	u32 off = 0, piece;
+	int i;
+
+	if (n > len)
+		n = len ? len : 1;
+	piece = len / n;
+	for (i = 0; i < n; i++) {
+		sge[i].addr = addr + off + i * SGE_GAP;
+		sge[i].length = i == n - 1 ? len - off : piece;
+		sge[i].lkey = lkey;
+		off += sge[i].length;
+	}
+	return n;
+}
+
+/* Byte @i of the stream an SGE list describes (kernel virtual: virt DMA). */
+static u8 *sge_byte(const struct ib_sge *sge, int n, u32 i)
+{
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (i < sge[k].length)
+			return (u8 *)(uintptr_t)sge[k].addr + i;
+		i -= sge[k].length;
+	}
+	return NULL;
+}
+
+/* Data of two SGE lists equal over @len; first mismatch or -1. */
+static long sge_cmp(const struct ib_sge *a, int na, const struct ib_sge *b,
+		    int nb, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (*sge_byte(a, na, i) != *sge_byte(b, nb, i))
+			return i;
+	return -1;
+}
+
+/* Bytes of the gaps between and after @sge untouched (still 0)? */
+static bool gaps_clean(const struct ib_sge *sge, int n)
+{
+	int k, j;
+
+	for (k = 0; k < n; k++) {
+		const u8 *end = (u8 *)(uintptr_t)(sge[k].addr + sge[k].length);
+
+		for (j = 0; j < SGE_GAP; j++)
+			if (end[j])
+				return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* SEND/RECV, WRITE, READ with kernel buffers                          */
+/* ------------------------------------------------------------------ */
+
+static const u32 sizes[] = { 1, 7, 64, 1023, 1024, 1025, 4096, 12345, 65536,
+			     MIB };
+
+/* SEND of @len from side @from to the other side, @ns/@nr SGEs. */
+static void test_send(struct pair *p, int from, u32 len, int ns, int nr)
+{
+	struct side *a = &S[from], *b = &S[!from];
+	struct ib_qp *qa = p->qp[from], *qb = p->qp[!from];
+	struct ib_sge ssge[MAX_SGE], rsge[MAX_SGE];
+	struct ib_send_wr wr = {
+		.wr_id = 0x5e0d,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = ssge,
+	};
+	struct ib_wc wc;
+	long bad;
+
+	fill(a->buf, BUF_LEN, len);
+	memset(b->buf, 0, BUF_LEN);
+	wr.num_sge = mk_sges(ssge, ns, a->dma, len, a->pd->local_dma_lkey);
+	nr = mk_sges(rsge, nr, b->dma + 3, len, b->pd->local_dma_lkey);
+	if (!CHECK(!post_recv(qb, 0x7ec, rsge, nr), "post_recv"))
+		return;
+	if (!CHECK(!post(qa, &wr), "post_send"))
+		return;
+	expect_wc(qa->send_cq, 0x5e0d, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	if (!expect_wc(qb->recv_cq, 0x7ec, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		return;
+	CHECK(wc.byte_len == len && wc.qp == qb && !(wc.wc_flags &
+	      (IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE)),
+	      "len %u: byte_len %u flags %#x", len, wc.byte_len, wc.wc_flags);
+	bad = sge_cmp(ssge, wr.num_sge, rsge, nr, len);
+	CHECK(bad < 0, "SEND %u B (%d/%d SGEs): byte %ld differs", len,
+	      wr.num_sge, nr, bad);
+	CHECK(gaps_clean(rsge, nr) && !b->buf[0] && !b->buf[1] && !b->buf[2],
+	      "SEND %u B wrote outside its receive SGEs", len);
+}
+
+/* WRITE of @len from side 0 at remote offset @roff of side 1's buffer. */
+static void test_write(struct pair *p, u32 len, u32 roff, int ns)
+{
+	struct ib_sge sge[MAX_SGE], rsge = {
+		.addr = S[1].dma + roff, .length = len,
+	};
+	long bad;
+	int n;
+
+	fill(S[0].buf, BUF_LEN, len + 1);
+	memset(S[1].buf, 0, BUF_LEN);
+	n = mk_sges(sge, ns, S[0].dma, len, S[0].pd->local_dma_lkey);
+	if (!CHECK(rdma_op(p->qp[0], IB_WR_RDMA_WRITE, sge, n, rsge.addr,
+			   S[1].pd->unsafe_global_rkey) == IB_WC_SUCCESS,
+		   "WRITE %u B", len))
+		return;
+	bad = sge_cmp(sge, n, &rsge, 1, len);
+	CHECK(bad < 0, "WRITE %u B (%d SGEs): byte %ld differs", len, n, bad);
+	CHECK(!memchr_inv(S[1].buf, 0, roff) &&
+	      !memchr_inv(S[1].buf + roff + len, 0, SGE_GAP),
+	      "WRITE %u B wrote outside its target", len);
+}
+
+/* READ of @len from side 1's buffer at @roff into side 0, @ns SGEs. */
+static void test_read(struct pair *p, u32 len, u32 roff, int ns)
+{
+	struct ib_sge sge[MAX_SGE], rsge = {
+		.addr = S[1].dma + roff, .length = len,
+	};
+	long bad;
+	int n;
+
+	fill(S[1].buf, BUF_LEN, len + 2);
+	memset(S[0].buf, 0, BUF_LEN);
+	n = mk_sges(sge, ns, S[0].dma + 1, len, S[0].pd->local_dma_lkey);
+	if (!CHECK(rdma_op(p->qp[0], IB_WR_RDMA_READ, sge, n, rsge.addr,
+			   S[1].pd->unsafe_global_rkey) == IB_WC_SUCCESS,
+		   "READ %u B", len))
+		return;
+	bad = sge_cmp(sge, n, &rsge, 1, len);
+	CHECK(bad < 0, "READ %u B (%d SGEs): byte %ld differs", len, n, bad);
+	CHECK(!S[0].buf[0] && gaps_clean(sge, n),
+	      "READ %u B wrote outside its SGEs", len);
+}
+
+static void test_data_path(void)
+{
+	struct pair p;
+	int i, before = failures;
+
+	if (!pair_new(&p))
+		return;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		u32 len = sizes[i];
+		int ns = 1 + i % 4, nr = 1 + (i * 3) % MAX_SGE;
+
+		test_send(&p, 0, len, ns, nr);
+		test_write(&p, len, i % 2 ? 5 : 0, 1 + (i + 1) % MAX_SGE);
+		test_read(&p, len, i % 2 ? 0 : 9, 1 + (i + 2) % 3);
+	}
+	/* and the other way round */
+	test_send(&p, 1, 4096, 2, 3);
+	test_send(&p, 1, MIB, 1, 1);
+	CHECK(qp_state(p.qp[0]) == IB_QPS_RTS &&
+	      qp_state(p.qp[1]) == IB_QPS_RTS, "QPs still RTS");
+	pair_free(&p);
+	pr_info("rctest: data path (SEND/WRITE/READ 1 B..1 MiB): %d failed\n",
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fast registration                                                   */
+/* ------------------------------------------------------------------ */
+
+#define FR_PAGES	4
+#define FR_OFF		100		/* first byte within the first page */
+#define FR_TAIL		2000		/* bytes used of the last page */
+#define FR_LEN		(FR_PAGES * PAGE_SIZE - FR_OFF - (PAGE_SIZE - FR_TAIL))
+
+struct fr {
+	struct ib_mr *mr;
+	struct page *pg[FR_PAGES];
+	struct scatterlist sgl[FR_PAGES];
+	int nents;
+	u8 snap[FR_LEN];	/* expected content */
+};
+
+static u8 *fr_byte(struct fr *f, u32 off)
+{
+	off += FR_OFF;
+	return (u8 *)page_address(f->pg[off / PAGE_SIZE]) + off % PAGE_SIZE;
+}
+
+static void fr_snapshot(struct fr *f)
+{
+	u32 i;
+
+	for (i = 0; i < FR_LEN; i++)
+		f->snap[i] = *fr_byte(f, i);
+}
+
+/* Region content still the snapshot?  First differing offset or -1. */
+static long fr_diff(struct fr *f)
+{
+	u32 i;
+
+	for (i = 0; i < FR_LEN; i++)
+		if (f->snap[i] != *fr_byte(f, i))
+			return i;
+	return -1;
+}
+
+static void fr_free(struct fr *f)
+{
+	int i;
+
+	if (f->mr && !IS_ERR(f->mr))
+		ib_dereg_mr(f->mr);
+	if (f->nents)
+		ib_dma_unmap_sg(S[1].dev, f->sgl, FR_PAGES, DMA_BIDIRECTIONAL);
+	for (i = 0; i < FR_PAGES; i++)
+		if (f->pg[i])
+			__free_page(f->pg[i]);
+	kfree(f);
+}
+
+/* Four separate pages, the first used from FR_OFF, the last to FR_TAIL. */
+static struct fr *fr_alloc(struct ib_pd *pd)
+{
+	struct fr *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	int i;
+
+	if (!f)
+		return NULL;
+	sg_init_table(f->sgl, FR_PAGES);
+	for (i = 0; i < FR_PAGES; i++) {
+		f->pg[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!f->pg[i])
+			goto err;
+		sg_set_page(&f->sgl[i], f->pg[i],
+			    i == 0 ? PAGE_SIZE - FR_OFF :
+			    i == FR_PAGES - 1 ? FR_TAIL : PAGE_SIZE,
+			    i == 0 ? FR_OFF : 0);
+	}
+	f->nents = ib_dma_map_sg(pd->device, f->sgl, FR_PAGES,
+				 DMA_BIDIRECTIONAL);
+	if (!f->nents)
+		goto err;
+	f->mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, FR_PAGES);
+	if (IS_ERR(f->mr))
+		goto err;
+	return f;
+err:
+	fr_free(f);
+	return NULL;
+}
+
+/* ib_map_mr_sg + IB_WR_REG_MR on @qp (side 1) with key byte @key. */
+static bool fr_register(struct fr *f, struct ib_qp *qp, u8 key, int access)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_id = 0x4e9,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = f->mr,
+		.access = access,
+	};
+	int n;
+
+	n = ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL, PAGE_SIZE);
+	if (!CHECK(n == f->nents, "ib_map_mr_sg: %d of %d", n, f->nents))
+		return false;
+	CHECK(f->mr->length == FR_LEN &&
+	      f->mr->iova == sg_dma_address(&f->sgl[0]),
+	      "mapped iova %#llx length %llu", f->mr->iova, f->mr->length);
+	ib_update_fast_reg_key(f->mr, key);
+	wr.key = f->mr->rkey;
+	if (!CHECK(!post(qp, &wr.wr), "post REG_MR"))
+		return false;
+	return expect_wc(qp->send_cq, 0x4e9, IB_WC_SUCCESS, IB_WC_REG_MR,
+			 NULL);
+}
+
+/*
+ * IB_WR_REG_MR that must fail on @qp (side 1): an error completion, the QP
+ * in ERR, the MR's key as before.
+ */
+static void fr_register_refused(struct fr *f, struct ib_qp *qp, u8 key,
+				const char *what)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_id = 0x4ea,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = f->mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	u8 old = f->mr->rkey & 0xff;
+	struct ib_wc wc = {};
+	int n;
+
+	n = ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL, PAGE_SIZE);
+	CHECK(n == f->nents, "%s: ib_map_mr_sg %d", what, n);
+	ib_update_fast_reg_key(f->mr, key);
+	wr.key = f->mr->rkey;
+	if (CHECK(!post(qp, &wr.wr), "%s: post", what))
+		CHECK(!poll_one(qp->send_cq, &wc) && wc.wr_id == 0x4ea &&
+		      wc.status != IB_WC_SUCCESS &&
+		      wc.status != IB_WC_WR_FLUSH_ERR,
+		      "%s: status %d (%s)", what, wc.status,
+		      ib_wc_status_msg(wc.status));
+	CHECK(wait_state(qp, IB_QPS_ERR) == IB_QPS_ERR, "%s: QP in ERR", what);
+	ib_update_fast_reg_key(f->mr, old);
+}
+
+#define FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ)
+
+/* Side 0 writes and reads the whole region and across page boundaries. */
+static void fr_data(struct pair *p, struct fr *f)
+{
+	struct ib_sge sge[MAX_SGE];
+	u32 off, len, i;
+	long bad;
+	int n;
+
+	fill(S[0].buf, BUF_LEN, 77);
+	n = mk_sges(sge, 3, S[0].dma, FR_LEN, S[0].pd->local_dma_lkey);
+	if (!CHECK(rdma_op(p->qp[0], IB_WR_RDMA_WRITE, sge, n, f->mr->iova,
+			   f->mr->rkey) == IB_WC_SUCCESS, "WRITE fast-reg"))
+		return;
+	for (i = 0, bad = -1; i < FR_LEN && bad < 0; i++)
+		if (*fr_byte(f, i) != *sge_byte(sge, n, i))
+			bad = i;
+	CHECK(bad < 0, "fast-reg WRITE: region byte %ld differs", bad);
+	CHECK(!memchr_inv(page_address(f->pg[0]), 0, FR_OFF) &&
+	      !memchr_inv(fr_byte(f, FR_LEN), 0, PAGE_SIZE - FR_TAIL),
+	      "fast-reg WRITE outside the region's pages' used part");
+
+	/* READ it all back, 2 SGEs. */
+	memset(S[0].buf, 0, BUF_LEN);
+	n = mk_sges(sge, 2, S[0].dma, FR_LEN, S[0].pd->local_dma_lkey);
+	if (CHECK(rdma_op(p->qp[0], IB_WR_RDMA_READ, sge, n, f->mr->iova,
+			  f->mr->rkey) == IB_WC_SUCCESS, "READ fast-reg")) {
+		for (i = 0, bad = -1; i < FR_LEN && bad < 0; i++)
+			if (*fr_byte(f, i) != *sge_byte(sge, n, i))
+				bad = i;
+		CHECK(bad < 0, "fast-reg READ: byte %ld differs", bad);
+	}
+
+	/* Small accesses straddling each page boundary. */
+	for (i = 1; i < FR_PAGES; i++) {
+		off = i * PAGE_SIZE - FR_OFF - 13;
+		len = 40;
+		fr_snapshot(f);
+		fill(S[0].buf, 64, i * 31);
+		sge[0].addr = S[0].dma;
+		sge[0].length = len;
+		sge[0].lkey = S[0].pd->local_dma_lkey;
+		if (!CHECK(rdma_op(p->qp[0], IB_WR_RDMA_WRITE, sge, 1,
+				   f->mr->iova + off, f->mr->rkey) ==
+			   IB_WC_SUCCESS, "WRITE across page %u", i))
+			return;
+		memcpy(f->snap + off, S[0].buf, len);
+		CHECK(fr_diff(f) < 0, "WRITE across page %u: byte %ld", i,
+		      fr_diff(f));
+		memset(S[0].buf + 128, 0, 64);
+		sge[0].addr = S[0].dma + 128;
+		if (CHECK(rdma_op(p->qp[0], IB_WR_RDMA_READ, sge, 1,
+				  f->mr->iova + off - 1, f->mr->rkey) ==
+			  IB_WC_SUCCESS, "READ across page %u", i))
+			CHECK(!memcmp(S[0].buf + 128, f->snap + off - 1, len),
+			      "READ across page %u", i);
+	}
+	/* The last byte, exactly. */
+	fr_snapshot(f);
+	S[0].buf[0] = 0xa5;
+	sge[0].addr = S[0].dma;
+	sge[0].length = 1;
+	if (CHECK(rdma_op(p->qp[0], IB_WR_RDMA_WRITE, sge, 1,
+			  f->mr->iova + FR_LEN - 1, f->mr->rkey) ==
+		  IB_WC_SUCCESS, "WRITE last byte"))
+		CHECK(*fr_byte(f, FR_LEN - 1) == 0xa5, "last byte");
+}
+
+/*
+ * An access by side 0 through @rkey that must fail: IB_WC_REM_ACCESS_ERR,
+ * the region unchanged, both QPs in ERR.  Uses (and frees) a fresh pair.
+ */
+static void fr_denied(struct fr *f, enum ib_wr_opcode op, u64 raddr,
+		      u32 len, u32 rkey, const char *what)
+{
+	struct ib_sge sge = {
+		.addr = S[0].dma, .length = len,
+		.lkey = S[0].pd->local_dma_lkey,
+	};
+	enum ib_wc_status st;
+	struct pair p;
+
+	if (!pair_new(&p))
+		return;
+	fr_snapshot(f);
+	fill(S[0].buf, len, 0x33);
+	st = rdma_op(p.qp[0], op, &sge, 1, raddr, rkey);
+	CHECK(st == IB_WC_REM_ACCESS_ERR, "%s: status %d (%s)", what, st,
+	      ib_wc_status_msg(st));
+	CHECK(fr_diff(f) < 0, "%s: region changed at %ld", what, fr_diff(f));
+	CHECK(qp_state(p.qp[0]) == IB_QPS_ERR, "%s: requester QP in ERR",
+	      what);
+	CHECK(wait_state(p.qp[1], IB_QPS_ERR) == IB_QPS_ERR,
+	      "%s: responder QP in ERR", what);
+	pair_free(&p);
+}
+
+/* SEND_WITH_INV of @rkey from side 0 to side 1 over @p; side 1's WC. */
+static bool send_inv(struct pair *p, u32 rkey, struct ib_wc *rwc,
+		     enum ib_wc_status sstatus)
+{
+	struct ib_sge rsge = {
+		.addr = S[1].dma, .length = 256,
+		.lkey = S[1].pd->local_dma_lkey,
+	}, ssge = {
+		.addr = S[0].dma, .length = 32,
+		.lkey = S[0].pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 0x1a5,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.ex.invalidate_rkey = rkey,
+	};
+	int err;
+
+	if (!CHECK(!post_recv(p->qp[1], 0x1a6, &rsge, 1), "post_recv"))
+		return false;
+	err = post(p->qp[0], &wr);
+	if (!CHECK(!err, "post SEND_WITH_INV: %d", err))
+		return false;
+	if (!expect_wc(S[0].cq, 0x1a5, sstatus, IB_WC_SEND, NULL))
+		return false;
+	return CHECK(!poll_one(S[1].cq, rwc) && rwc->wr_id == 0x1a6,
+		     "receive completion of SEND_WITH_INV");
+}
+
+static void test_fast_reg(void)
+{
+	struct pair p;
+	struct fr *f;
+	struct ib_wc wc;
+	u32 old_rkey;
+	u8 key = get_random_u32() & 0xff;
+	int before = failures;
+
+	f = fr_alloc(S[1].pd);
+	if (!CHECK(f, "fast-reg MR"))
+		return;
+	/* FREE before REG_MR: no access. */
+	fr_denied(f, IB_WR_RDMA_WRITE, sg_dma_address(&f->sgl[0]), 8,
+		  f->mr->rkey, "WRITE to a never-registered MR");
+
+	if (!pair_new(&p))
+		goto out;
+	if (!fr_register(f, p.qp[1], key, FR_ACCESS)) {
+		pair_free(&p);
+		goto out;
+	}
+	fr_data(&p, f);
+	pair_free(&p);
+
+	/* A VALID MR cannot be registered again; it keeps its key. */
+	if (!pair_new(&p))
+		goto out;
+	fr_register_refused(f, p.qp[1], key + 1, "REG_MR of a VALID MR");
+	pair_free(&p);
+	if (!pair_new(&p))
+		goto out;
+	fr_data(&p, f);
+	pair_free(&p);
+
+	/* Outside [iova, iova + length): nothing written or read. */
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova + FR_LEN - 8, 16,
+		  f->mr->rkey, "WRITE over the end");
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova - 1, 4, f->mr->rkey,
+		  "WRITE before the start");
+	fr_denied(f, IB_WR_RDMA_READ, f->mr->iova + 1, FR_LEN, f->mr->rkey,
+		  "READ over the end");
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova, 8,
+		  ib_inc_rkey(f->mr->rkey), "WRITE with a wrong key byte");
+
+	/* SEND_WITH_INV: the receiver learns which rkey went away. */
+	if (!pair_new(&p))
+		goto out;
+	if (send_inv(&p, f->mr->rkey, &wc, IB_WC_SUCCESS))
+		CHECK(wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_RECV &&
+		      (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+		      wc.ex.invalidate_rkey == f->mr->rkey && wc.byte_len == 32,
+		      "SEND_WITH_INV receive: status %d opcode %d flags %#x rkey %#x/%#x len %u",
+		      wc.status, wc.opcode, wc.wc_flags, wc.ex.invalidate_rkey,
+		      f->mr->rkey, wc.byte_len);
+	CHECK(qp_state(p.qp[1]) == IB_QPS_RTS, "receiver still RTS");
+	pair_free(&p);
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova, 8, f->mr->rkey,
+		  "WRITE after SEND_WITH_INV");
+	fr_denied(f, IB_WR_RDMA_READ, f->mr->iova, 8, f->mr->rkey,
+		  "READ after SEND_WITH_INV");
+
+	/* New key byte, registered again: usable, the old key is not. */
+	old_rkey = f->mr->rkey;
+	if (!pair_new(&p))
+		goto out;
+	if (!fr_register(f, p.qp[1], ++key, FR_ACCESS)) {
+		pair_free(&p);
+		goto out;
+	}
+	CHECK(f->mr->rkey != old_rkey, "key byte changed");
+	fr_data(&p, f);
+	pair_free(&p);
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova, 8, old_rkey,
+		  "WRITE through the pre-invalidation rkey");
+
+	/* LOCAL_INV by the owner, then the same again. */
+	if (!pair_new(&p))
+		goto out;
+	{
+		struct ib_send_wr inv = {
+			.wr_id = 0x10c,
+			.opcode = IB_WR_LOCAL_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.invalidate_rkey = f->mr->rkey,
+		};
+
+		if (CHECK(!post(p.qp[1], &inv), "post LOCAL_INV"))
+			expect_wc(S[1].cq, 0x10c, IB_WC_SUCCESS,
+				  IB_WC_LOCAL_INV, NULL);
+	}
+	pair_free(&p);
+	fr_denied(f, IB_WR_RDMA_READ, f->mr->iova, 8, f->mr->rkey,
+		  "READ after LOCAL_INV");
+	fr_denied(f, IB_WR_RDMA_WRITE, f->mr->iova + PAGE_SIZE, 8, f->mr->rkey,
+		  "WRITE after LOCAL_INV");
+	if (!pair_new(&p))
+		goto out;
+	if (fr_register(f, p.qp[1], ++key, FR_ACCESS))
+		fr_data(&p, f);
+	pair_free(&p);
+out:
+	fr_free(f);
+	pr_info("rctest: fast registration and invalidation: %d failed\n",
+		failures - before);
+}
+
+/*
+ * SEND_WITH_INV naming a key the responder may not invalidate: a
+ * fast-reg MR of another PD, the PD's DMA MR.  IBTA: the responder
+ * answers with an Invalid Request NAK (requester: IB_WC_REM_INV_REQ_ERR),
+ * both QPs go to ERR, the receive WQE completes in error, and the key
+ * stays valid.
+ */
+static void inv_refused(u32 rkey, const char *what)
+{
+	struct pair p;
+	struct ib_wc wc;
+
+	if (!pair_new(&p))
+		return;
+	if (send_inv(&p, rkey, &wc, IB_WC_REM_INV_REQ_ERR))
+		CHECK(wc.status == IB_WC_REM_INV_REQ_ERR,
+		      "%s: receive status %d (%s)", what, wc.status,
+		      ib_wc_status_msg(wc.status));
+	CHECK(qp_state(p.qp[0]) == IB_QPS_ERR, "%s: requester QP in ERR",
+	      what);
+	CHECK(wait_state(p.qp[1], IB_QPS_ERR) == IB_QPS_ERR,
+	      "%s: responder QP in ERR", what);
+	pair_free(&p);
+}
+
+static void test_inv_errors(void)
+{
+	struct ib_sge sge = {
+		.addr = S[0].dma, .length = 64,
+		.lkey = S[0].pd->local_dma_lkey,
+	};
+	struct pair p2, p;
+	struct fr *f;
+	int before = failures;
+
+	/* A fast-reg MR of pd2, registered through a QP of pd2. */
+	f = fr_alloc(S[1].pd2);
+	if (!CHECK(f, "fast-reg MR in pd2"))
+		return;
+	/* REG_MR through a QP of another PD: refused. */
+	if (pair_new(&p)) {
+		fr_register_refused(f, p.qp[1], 0x41,
+				    "REG_MR by a QP of another PD");
+		pair_free(&p);
+	}
+	ib_update_fast_reg_key(f->mr, 0x41);
+	fr_denied(f, IB_WR_RDMA_WRITE, sg_dma_address(&f->sgl[0]), 8,
+		  f->mr->rkey, "WRITE after a refused REG_MR");
+	if (!pair_new_pd(&p2, S[1].pd2))
+		goto out;
+	if (!fr_register(f, p2.qp[1], 0x42, FR_ACCESS))
+		goto out_p2;
+
+	inv_refused(f->mr->rkey, "SEND_WITH_INV of another PD's MR");
+	fill(S[0].buf, 64, 9);
+	CHECK(rdma_op(p2.qp[0], IB_WR_RDMA_WRITE, &sge, 1, f->mr->iova,
+		      f->mr->rkey) == IB_WC_SUCCESS &&
+	      !memcmp(fr_byte(f, 0), S[0].buf, 64),
+	      "other PD's MR still valid");
+
+	inv_refused(S[1].pd->unsafe_global_rkey,
+		    "SEND_WITH_INV of the DMA MR");
+	inv_refused(S[1].pd->unsafe_global_rkey ^ 0x80,
+		    "SEND_WITH_INV of an unknown key");
+	if (pair_new(&p)) {
+		fill(S[0].buf, 64, 10);
+		memset(S[1].buf, 0, 64);
+		CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1, S[1].dma,
+			      S[1].pd->unsafe_global_rkey) == IB_WC_SUCCESS &&
+		      !memcmp(S[1].buf, S[0].buf, 64), "DMA MR still valid");
+		pair_free(&p);
+	}
+out_p2:
+	ib_destroy_qp(p2.qp[0]);
+	ib_destroy_qp(p2.qp[1]);
+	cq_discard(S[0].cq);
+	cq_discard(S[1].cq);
+out:
+	fr_free(f);
+	pr_info("rctest: refused invalidations: %d failed\n",
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
+/* Atomics                                                             */
+/* ------------------------------------------------------------------ */
+
+static enum ib_wc_status atomic_op(struct ib_qp *qp, enum ib_wr_opcode op,
+				   u64 raddr, u32 rkey, u64 cmp_add, u64 swap,
+				   u64 *result)
+{
+	struct ib_sge sge = {
+		.addr = S[0].dma + 64, .length = 8,
+		.lkey = S[0].pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr = {
+			.wr_id = 0xa70,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.remote_addr = raddr,
+		.rkey = rkey,
+		.compare_add = cmp_add,
+		.swap = swap,
+	};
+	struct ib_wc wc = {};
+
+	*(u64 *)(S[0].buf + 64) = 0xdeadbeefdeadbeefULL;
+	if (!CHECK(!post(qp, &wr.wr), "post atomic"))
+		return -1;
+	if (!CHECK(!poll_one(S[0].cq, &wc) && wc.wr_id == 0xa70,
+		   "atomic completion"))
+		return -1;
+	if (wc.status == IB_WC_SUCCESS)
+		CHECK(wc.opcode == (op == IB_WR_ATOMIC_CMP_AND_SWP ?
+				    IB_WC_COMP_SWAP : IB_WC_FETCH_ADD),
+		      "atomic opcode %d", wc.opcode);
+	*result = *(u64 *)(S[0].buf + 64);
+	return wc.status;
+}
+
+static void test_atomics(void)
+{
+	struct pair p;
+	struct fr *f;
+	u64 *word, res, raddr;
+	int before = failures;
+
+	f = fr_alloc(S[1].pd);
+	if (!CHECK(f, "atomic MR"))
+		return;
+	if (!pair_new(&p))
+		goto out;
+	if (!fr_register(f, p.qp[1], 7, IB_ACCESS_LOCAL_WRITE |
+			 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_REMOTE_READ))
+		goto out_p;
+	/* an 8-byte aligned word in the second page */
+	raddr = f->mr->iova + PAGE_SIZE - FR_OFF + 8;
+	word = (u64 *)fr_byte(f, PAGE_SIZE - FR_OFF + 8);
+	*word = 0x1122334455667788ULL;
+
+	CHECK(atomic_op(p.qp[0], IB_WR_ATOMIC_FETCH_AND_ADD, raddr,
+			f->mr->rkey, 5, 0, &res) == IB_WC_SUCCESS &&
+	      res == 0x1122334455667788ULL &&
+	      *word == 0x112233445566778dULL,
+	      "fetch-add: got %#llx, word %#llx", res, *word);
+	CHECK(atomic_op(p.qp[0], IB_WR_ATOMIC_CMP_AND_SWP, raddr,
+			f->mr->rkey, 0x112233445566778dULL, 42, &res) ==
+	      IB_WC_SUCCESS && res == 0x112233445566778dULL && *word == 42,
+	      "cmp-swap hit: got %#llx, word %#llx", res, *word);
+	CHECK(atomic_op(p.qp[0], IB_WR_ATOMIC_CMP_AND_SWP, raddr,
+			f->mr->rkey, 41, 7, &res) == IB_WC_SUCCESS &&
+	      res == 42 && *word == 42,
+	      "cmp-swap miss: got %#llx, word %#llx", res, *word);
+	CHECK(atomic_op(p.qp[0], IB_WR_ATOMIC_FETCH_AND_ADD, raddr,
+			f->mr->rkey, -42ULL, 0, &res) == IB_WC_SUCCESS &&
+	      res == 42 && *word == 0,
+	      "fetch-add wraps: got %#llx, word %#llx", res, *word);
+	pair_free(&p);
+
+	/* The PD's DMA MR grants remote read/write, not atomics. */
+	if (!pair_new(&p))
+		goto out;
+	*(u64 *)(S[1].buf + 256) = 99;
+	CHECK(atomic_op(p.qp[0], IB_WR_ATOMIC_FETCH_AND_ADD, S[1].dma + 256,
+			S[1].pd->unsafe_global_rkey, 1, 0, &res) ==
+	      IB_WC_REM_ACCESS_ERR && *(u64 *)(S[1].buf + 256) == 99,
+	      "atomic through the DMA MR refused, word %llu",
+	      *(u64 *)(S[1].buf + 256));
+out_p:
+	pair_free(&p);
+out:
+	fr_free(f);
+	pr_info("rctest: atomics: %d failed\n", failures - before);
+}
+
+/* ------------------------------------------------------------------ */
+/* Like a ULP: ib_alloc_cq, ib_cqe callbacks, drain, destroy in flight */
+/* ------------------------------------------------------------------ */
+
+struct ctr {
+	struct ib_cqe cqe;
+	atomic_t ok, flushed, bad, total, wrong_ctx;
+	int target;
+	bool softirq;		/* callbacks expected in softirq context */
+	struct completion done;
+};
+
+static void ctr_init(struct ctr *c, int target, bool softirq)
+{
+	c->cqe.done = NULL;
+	atomic_set(&c->ok, 0);
+	atomic_set(&c->flushed, 0);
+	atomic_set(&c->bad, 0);
+	atomic_set(&c->total, 0);
+	atomic_set(&c->wrong_ctx, 0);
+	c->target = target;
+	c->softirq = softirq;
+	init_completion(&c->done);
+}
+
+static void ctr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ctr *c = container_of(wc->wr_cqe, struct ctr, cqe);
+
+	if (wc->status == IB_WC_SUCCESS)
+		atomic_inc(&c->ok);
+	else if (wc->status == IB_WC_WR_FLUSH_ERR)
+		atomic_inc(&c->flushed);
+	else
+		atomic_inc(&c->bad);
+	if (!!in_softirq() != c->softirq)
+		atomic_inc(&c->wrong_ctx);
+	if (atomic_inc_return(&c->total) == c->target)
+		complete(&c->done);
+}
+
+struct ulp {
+	struct ib_cq *scq[2], *rcq[2];
+	struct ctr sc[2], rc[2];
+	struct pair p;
+};
+
+static bool ulp_pair(struct ulp *u)
+{
+	int err = pair_new_cq(&u->p, S[1].pd, u->scq[0], u->rcq[0],
+			      u->scq[1], u->rcq[1]);
+
+	return CHECK(!err, "connect ULP pair: %d", err);
+}
+
+static int post_sends(struct ib_qp *qp, struct ctr *c, enum ib_wr_opcode op,
+		      int n, u32 len, u64 raddr, u32 rkey, const struct side *s)
+{
+	struct ib_sge sge = { .length = len, .lkey = s->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &c->cqe,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.rkey = rkey,
+	};
+	int i, err;
+
+	c->cqe.done = ctr_done;
+	for (i = 0; i < n; i++) {
+		sge.addr = s->dma + (i * (u64)len) % (MIB - len + 1);
+		wr.remote_addr = raddr + (i * (u64)len) % (MIB - len + 1);
+		err = post(qp, &wr.wr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int post_recvs(struct ib_qp *qp, struct ctr *c, int n, u32 len,
+		      const struct side *s)
+{
+	struct ib_sge sge = { .length = len, .lkey = s->pd->local_dma_lkey };
+	struct ib_recv_wr wr = {
+		.wr_cqe = &c->cqe, .sg_list = &sge, .num_sge = 1,
+	};
+	const struct ib_recv_wr *bad;
+	int i, err;
+
+	c->cqe.done = ctr_done;
+	for (i = 0; i < n; i++) {
+		sge.addr = s->dma + (i * (u64)len) % (MIB - len + 1);
+		err = ib_post_recv(qp, &wr, &bad);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool ctr_wait(struct ctr *c, const char *what)
+{
+	return CHECK(wait_for_completion_timeout(&c->done,
+						 msecs_to_jiffies(WAIT_MS)),
+		     "%s: %d of %d completions", what,
+		     atomic_read(&c->total), c->target);
+}
+
+static void ulp_reset(struct ulp *u, int s0, int r0, int s1, int r1)
+{
+	ctr_init(&u->sc[0], s0, true);
+	ctr_init(&u->rc[0], r0, false);
+	ctr_init(&u->sc[1], s1, true);
+	ctr_init(&u->rc[1], r1, false);
+}
+
+static void ulp_traffic(struct ulp *u)
+{
+	int i;
+
+	/* 32 SENDs each way; the receivers' callbacks run from a workqueue. */
+	ulp_reset(u, 32, 32, 32, 32);
+	for (i = 0; i < 2; i++)
+		CHECK(!post_recvs(u->p.qp[i], &u->rc[i], 32, 4096, &S[i]),
+		      "post 32 receives");
+	for (i = 0; i < 2; i++) {
+		fill(S[i].buf, MIB, i);
+		CHECK(!post_sends(u->p.qp[i], &u->sc[i], IB_WR_SEND, 32, 4096,
+				  0, 0, &S[i]), "post 32 SENDs");
+	}
+	for (i = 0; i < 2; i++) {
+		ctr_wait(&u->sc[i], "SEND callbacks");
+		ctr_wait(&u->rc[i], "RECV callbacks");
+		CHECK(atomic_read(&u->sc[i].ok) == 32 &&
+		      atomic_read(&u->rc[i].ok) == 32,
+		      "side %d: %d SENDs, %d RECVs ok", i,
+		      atomic_read(&u->sc[i].ok), atomic_read(&u->rc[i].ok));
+		CHECK(!atomic_read(&u->sc[i].wrong_ctx) &&
+		      !atomic_read(&u->rc[i].wrong_ctx),
+		      "side %d: callbacks in the wrong context %d/%d", i,
+		      atomic_read(&u->sc[i].wrong_ctx),
+		      atomic_read(&u->rc[i].wrong_ctx));
+	}
+}
+
+/* ib_drain_qp on both sides while WRITEs and READs are in flight. */
+static void ulp_drain(struct ulp *u)
+{
+	int i, n = 48;
+
+	ulp_reset(u, 2 * n, 16, 0, 16);
+	for (i = 0; i < 2; i++)
+		CHECK(!post_recvs(u->p.qp[i], &u->rc[i], 16, 4096, &S[i]),
+		      "post receives");
+	CHECK(!post_sends(u->p.qp[0], &u->sc[0], IB_WR_RDMA_WRITE, n, 16384,
+			  S[1].dma, S[1].pd->unsafe_global_rkey, &S[0]) &&
+	      !post_sends(u->p.qp[0], &u->sc[0], IB_WR_RDMA_READ, n, 16384,
+			  S[1].dma, S[1].pd->unsafe_global_rkey, &S[0]),
+	      "post WRITEs and READs");
+	/* drain once the first requests have completed: mid-stream */
+	for (i = 0; i < 5000 && atomic_read(&u->sc[0].ok) < 4; i++)
+		usleep_range(500, 1000);
+	ib_drain_qp(u->p.qp[0]);
+	/* everything posted before the drain has completed */
+	CHECK(atomic_read(&u->sc[0].total) == 2 * n &&
+	      atomic_read(&u->rc[0].total) == 16 &&
+	      !atomic_read(&u->sc[0].bad) && !atomic_read(&u->rc[0].bad) &&
+	      atomic_read(&u->rc[0].flushed) == 16,
+	      "drained: sends %d (%d ok, %d flushed, %d bad), recvs %d/%d",
+	      atomic_read(&u->sc[0].total), atomic_read(&u->sc[0].ok),
+	      atomic_read(&u->sc[0].flushed), atomic_read(&u->sc[0].bad),
+	      atomic_read(&u->rc[0].total), atomic_read(&u->rc[0].flushed));
+	CHECK(qp_state(u->p.qp[0]) == IB_QPS_ERR, "drained QP in ERR");
+	pr_info("rctest: drain: %d of %d requests done before the drain\n",
+		atomic_read(&u->sc[0].ok), 2 * n);
+	ib_drain_qp(u->p.qp[1]);
+	CHECK(atomic_read(&u->rc[1].total) == 16 &&
+	      atomic_read(&u->rc[1].flushed) == 16,
+	      "peer drained: recvs %d, %d flushed",
+	      atomic_read(&u->rc[1].total), atomic_read(&u->rc[1].flushed));
+}
+
+/* Destroy both QPs, @first side first, with requests and responses in flight. */
+static void ulp_destroy_busy(struct ulp *u, int first)
+{
+	int i;
+
+	ulp_reset(u, 1 << 30, 1 << 30, 1 << 30, 1 << 30);
+	for (i = 0; i < 2; i++) {
+		CHECK(!post_recvs(u->p.qp[i], &u->rc[i], 32, 65536, &S[i]),
+		      "post receives");
+		CHECK(!post_sends(u->p.qp[i], &u->sc[i], IB_WR_RDMA_WRITE, 16,
+				  65536, S[!i].dma,
+				  S[!i].pd->unsafe_global_rkey, &S[i]) &&
+		      !post_sends(u->p.qp[i], &u->sc[i], IB_WR_RDMA_READ, 16,
+				  65536, S[!i].dma,
+				  S[!i].pd->unsafe_global_rkey, &S[i]) &&
+		      !post_sends(u->p.qp[i], &u->sc[i], IB_WR_SEND, 16, 4096,
+				  0, 0, &S[i]),
+		      "post WRITEs, READs, SENDs");
+	}
+	/* let some of it reach the wire */
+	usleep_range(2000, 3000);
+	CHECK(!ib_destroy_qp(u->p.qp[first]), "destroy busy QP");
+	CHECK(!ib_destroy_qp(u->p.qp[!first]), "destroy its peer");
+	pr_info("rctest: destroyed busy pair (side %d first) after %d/%d and %d/%d completions\n",
+		first, atomic_read(&u->sc[0].total),
+		atomic_read(&u->rc[0].total), atomic_read(&u->sc[1].total),
+		atomic_read(&u->rc[1].total));
+}
+
+static void test_ulp(void)
+{
+	struct ulp *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	int i, before = failures;
+
+	if (!CHECK(u, "alloc"))
+		return;
+	for (i = 0; i < 2; i++) {
+		u->scq[i] = ib_alloc_cq(S[i].dev, NULL, 512, 0, IB_POLL_SOFTIRQ);
+		u->rcq[i] = ib_alloc_cq(S[i].dev, NULL, 512, 0,
+					IB_POLL_WORKQUEUE);
+		if (!CHECK(!IS_ERR(u->scq[i]) && !IS_ERR(u->rcq[i]),
+			   "ib_alloc_cq"))
+			goto out;
+	}
+	if (ulp_pair(u)) {
+		ulp_traffic(u);
+		ulp_drain(u);
+		CHECK(!ib_destroy_qp(u->p.qp[0]) && !ib_destroy_qp(u->p.qp[1]),
+		      "destroy drained QPs");
+	}
+	if (ulp_pair(u))
+		ulp_destroy_busy(u, 0);
+	if (ulp_pair(u))
+		ulp_destroy_busy(u, 1);
+	/* and a pair still works on the same CQs afterwards */
+	if (ulp_pair(u)) {
+		ulp_traffic(u);
+		ib_drain_qp(u->p.qp[0]);
+		ib_drain_qp(u->p.qp[1]);
+		ib_destroy_qp(u->p.qp[0]);
+		ib_destroy_qp(u->p.qp[1]);
+	}
+out:
+	for (i = 0; i < 2; i++) {
+		if (!IS_ERR_OR_NULL(u->scq[i]))
+			ib_free_cq(u->scq[i]);
+		if (!IS_ERR_OR_NULL(u->rcq[i]))
+			ib_free_cq(u->rcq[i]);
+	}
+	kfree(u);
+	pr_info("rctest: ULP-style CQs, drain, destroy in flight: %d failed\n",
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int side_init(struct side *s, const char *name)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 2 * QP_DEPTH };
+	int err;
+
+	s->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!CHECK(s->dev, "device %s", name))
+		return -ENODEV;
+	err = find_gid(s);
+	if (!CHECK(!err, "%s: RoCE v2 IPv4 GID: %d", name, err))
+		return err;
+	s->pd = ib_alloc_pd(s->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	s->pd2 = ib_alloc_pd(s->dev, 0);
+	s->cq = ib_create_cq(s->dev, rc_comp, NULL, NULL, &cqa);
+	s->buf = kzalloc(BUF_LEN, GFP_KERNEL);
+	if (!CHECK(!IS_ERR(s->pd) && !IS_ERR(s->pd2) && !IS_ERR(s->cq) &&
+		   s->buf, "%s: PD, CQ, buffer", name))
+		return -ENOMEM;
+	s->dma = ib_dma_map_single(s->dev, s->buf, BUF_LEN, DMA_BIDIRECTIONAL);
+	if (!CHECK(!ib_dma_mapping_error(s->dev, s->dma), "dma map"))
+		return -ENOMEM;
+	pr_info("rctest: %s: GID %pI6 index %u, MAC %pM\n", name,
+		s->gid.raw, s->gid_index, s->mac);
+	return 0;
+}
+
+static void side_fini(struct side *s)
+{
+	if (s->buf && s->dma && !ib_dma_mapping_error(s->dev, s->dma))
+		ib_dma_unmap_single(s->dev, s->dma, BUF_LEN, DMA_BIDIRECTIONAL);
+	kfree(s->buf);
+	if (!IS_ERR_OR_NULL(s->cq))
+		ib_destroy_cq(s->cq);
+	if (!IS_ERR_OR_NULL(s->pd2))
+		ib_dealloc_pd(s->pd2);
+	if (!IS_ERR_OR_NULL(s->pd))
+		ib_dealloc_pd(s->pd);
+	if (s->dev)
+		ib_device_put(s->dev);
+	memset(s, 0, sizeof(*s));
+}
+
+static int __init rctest_init(void)
+{
+	if (!side_init(&S[0], dev0) && !side_init(&S[1], dev1)) {
+		test_data_path();
+		test_fast_reg();
+		test_inv_errors();
+		test_atomics();
+		test_ulp();
+	}
+	side_fini(&S[1]);
+	side_fini(&S[0]);
+	pr_info("rctest: done: %d checks, %d failed\n", checks, failures);
+	return 0;
+}
+
+static void __exit rctest_exit(void)
+{
+}
+
+module_init(rctest_init);
+module_exit(rctest_exit);
+MODULE_DESCRIPTION("softrnic RoCEv2 RC across the wire: kernel-verbs test (test only)");
+MODULE_LICENSE("GPL");

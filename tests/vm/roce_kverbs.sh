@@ -1,0 +1,56 @@
+#!/bin/bash
+# RoCEv2 RC for kernel consumers, across the wire: tests/kmod/rc/
+# softrnic_rctest.ko connects an RC QP on roce0 (init_net) to one on roce1
+# (netns peer) with ib_modify_qp, as a ULP without rdma_cm does, and runs
+# its checks at load time: SEND/WRITE/READ 1 B .. 1 MiB with kernel
+# buffers and several SGEs, atomics, fast registration (REG_MR, remote
+# access inside/outside the region, SEND_WITH_INV, LOCAL_INV, re-keying),
+# refused invalidations, ib_alloc_cq callbacks, ib_drain_qp and QP destroy
+# with traffic in flight.  Then: nothing left behind, devices delete.
+# timeout: 600
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+
+have_softrnic || skip "softrnic.ko not built"
+KO=$SOFTRNIC_ROOT/tests/kmod/rc/softrnic_rctest.ko
+[ -f "$KO" ] || die "softrnic_rctest.ko not built (make testprogs)"
+
+net_setup
+# rdma_rxe holds UDP 4791 in init_net while it is loaded (Linux 6.1).
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid g0 roce0 "$GID4_0"
+wait_gid g1 roce1 "$GID4_1"
+log "roce0 GID $g0, roce1 GID $g1"
+
+# Objects of the kernel's own (GSI QP, ...) before the test.
+res() { rdma resource show "$1" 2>/dev/null | tr -s ' '; }
+base0=$(res roce0)
+base1=$(in_peer rdma resource show roce1 2>/dev/null | tr -s ' ')
+
+dmesg -C
+start=$SECONDS
+insmod "$KO" dev0=roce0 dev1=roce1 || die "insmod softrnic_rctest"
+log "checks took $((SECONDS - start)) s"
+dmesg | grep 'rctest:'
+rmmod softrnic_rctest || die "rmmod softrnic_rctest"
+dmesg | grep -q 'rctest: done: [0-9]* checks, 0 failed' ||
+	die "kernel-verbs RC checks failed"
+if dmesg | grep -Eq 'WARNING:|BUG:|refcount_t|general protection|INFO: task .* blocked'; then
+	dmesg | tail -80
+	die "kernel splat during the test"
+fi
+
+after0=$(res roce0)
+after1=$(in_peer rdma resource show roce1 2>/dev/null | tr -s ' ')
+assert_eq "$after0" "$base0" "roce0 objects after the test"
+assert_eq "$after1" "$base1" "roce1 objects after the test"
+
+rdma statistic show link roce0/1 || true
+rdma link delete roce0 || die "delete roce0"
+in_peer rdma link delete roce1 || die "delete roce1"
+unload_softrnic || die "rmmod softrnic"
+net_teardown
+echo "roce_kverbs OK"
