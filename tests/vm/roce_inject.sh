@@ -12,7 +12,7 @@
 # The injector runs in init_net on sr0, i.e. from the address of the QP's
 # real peer (roce0); the target is roce1 in netns peer.
 # SOFTRNIC_USERSPACE_BUILD=DIR uses DIR's programs.
-# timeout: 240
+# timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 
@@ -33,14 +33,7 @@ for dst in 10.0.0.2 fd00::2; do
 done
 log "injector self-check: every crafted packet parses as its category says"
 
-net_setup
-# rdma_rxe holds UDP 4791 in init_net (Linux 6.1); softrnic needs it here.
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g0 roce0 "$GID4_0"
-wait_gid g1 roce1 "$GID4_1"
+roce_pair_up
 wait_gid g6 roce1 "$GID6_1"
 
 # counters DEV: "name value" lines of the device's port counters.

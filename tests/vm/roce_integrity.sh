@@ -26,7 +26,7 @@
 # purpose must fail, naming each kind of damage.
 # SOFTRNIC_USERSPACE_BUILD=DIR uses DIR's programs; SOFTRNIC_INTEGRITY_SEED
 # replaces the fixed seeds (each run prints its seed).
-# timeout: 240
+# timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 
@@ -38,14 +38,7 @@ if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
 fi
 have_softrnic || skip "softrnic.ko not built"
 
-net_setup
-# rdma_rxe holds UDP 4791 in init_net (Linux 6.1) while it is loaded.
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g roce0 "$GID4_0"
-wait_gid g roce1 "$GID4_1"
+roce_pair_up
 wait_gid g roce0 "$GID6_0"
 wait_gid g roce1 "$GID6_1"
 

@@ -9,14 +9,8 @@
 
 have_softrnic || skip "softrnic.ko not built"
 command -v tc >/dev/null || skip "tc not installed"
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
+roce_pair_up
 modprobe sch_netem 2>/dev/null
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g0 roce0 "$GID4_0"
-wait_gid g1 roce1 "$GID4_1"
 # Loss only once the TCP connection setup of the tools is past the
 # first exchange would be nicer; TCP recovers by itself anyway.
 tc qdisc add dev sr0 root netem loss 1% || die "netem on sr0"

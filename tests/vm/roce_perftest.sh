@@ -8,13 +8,7 @@
 
 have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g0 roce0 "$GID4_0"
-wait_gid g1 roce1 "$GID4_1"
+roce_pair_up
 
 # perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1.
 perf() {

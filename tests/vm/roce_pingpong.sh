@@ -6,14 +6,7 @@
 . "$(dirname "$0")/roce/lib.sh"
 
 have_softrnic || skip "softrnic.ko not built"
-net_setup
-# rdma_rxe holds UDP 4791 in init_net while it is loaded (Linux 6.1).
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g0 roce0 "$GID4_0"
-wait_gid g1 roce1 "$GID4_1"
+roce_pair_up
 log "roce0 GID $g0, roce1 GID $g1"
 
 for size in 1 64 1000 1024 1025 4096 65536 1048576; do

@@ -31,6 +31,21 @@ wait_gid() {
 	printf -v "$var" '%s' "$i"
 }
 
+# roce_pair_up: the two-namespace setup every RoCE suite starts from:
+# veth sr0 (init_net, 10.0.0.1, fd00::1) <-> sr1 (netns peer, 10.0.0.2,
+# fd00::2), softrnic loaded, roce0 on sr0 and roce1 on sr1, and their
+# IPv4 GID indexes in g0 and g1.  rdma_rxe is unloaded first: on Linux
+# 6.1 it holds UDP 4791 in init_net while loaded.
+roce_pair_up() {
+	net_setup
+	modprobe -r rdma_rxe 2>/dev/null
+	load_softrnic || die "modprobe softrnic"
+	rdma link add roce0 type roce netdev sr0 || die "add roce0"
+	in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+	wait_gid g0 roce0 "$GID4_0"
+	wait_gid g1 roce1 "$GID4_1"
+}
+
 # wait_listen PREFIX PORT PID: until a TCP socket listens on PORT in the
 # namespace PREFIX runs in ("" or in_peer), or process PID is gone.
 wait_listen() {
