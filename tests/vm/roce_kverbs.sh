@@ -6,7 +6,10 @@
 # buffers and several SGEs, atomics, fast registration (REG_MR, remote
 # access inside/outside the region, SEND_WITH_INV, LOCAL_INV, re-keying),
 # refused invalidations, ib_alloc_cq callbacks, ib_drain_qp and QP destroy
-# with traffic in flight.  Then: nothing left behind, devices delete.
+# with traffic in flight; ULP I/O chains (LOCAL_INV + REG_MR + SEND in one
+# post, answered by SEND_WITH_INV), a 1 MiB fast-reg MR over 256 pages
+# and ib_dereg_mr under a WRITE, SRQ, immediate data, inline, RNR.
+# Then: nothing left behind, devices delete.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"

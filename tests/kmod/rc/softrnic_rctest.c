@@ -122,8 +122,11 @@ static int find_gid(struct side *s)
 /* QPs                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* The SRQ side 1's next QP is created with (NULL: its own RQ). */
+static struct ib_srq *qp_srq;
+
 static struct ib_qp *mk_qp(struct ib_pd *pd, struct ib_cq *scq,
-			   struct ib_cq *rcq)
+			   struct ib_cq *rcq, struct ib_srq *srq)
 {
 	struct ib_qp_init_attr init = {
 		.send_cq = scq,
@@ -133,10 +136,12 @@ static struct ib_qp *mk_qp(struct ib_pd *pd, struct ib_cq *scq,
 			.max_recv_wr = QP_DEPTH,
 			.max_send_sge = MAX_SGE,
 			.max_recv_sge = MAX_SGE,
+			.max_inline_data = 64,
 		},
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
+		.srq = srq,
 	};
 
 	return ib_create_qp(pd, &init);
@@ -201,10 +206,11 @@ static int pair_new_cq(struct pair *p, struct ib_pd *pd1, struct ib_cq *scq0,
 	u32 psn1 = get_random_u32() & 0xffffff;
 	int err;
 
-	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0);
+	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0, NULL);
 	if (IS_ERR(p->qp[0]))
 		return PTR_ERR(p->qp[0]);
-	p->qp[1] = mk_qp(pd1, scq1, rcq1);
+	p->qp[1] = mk_qp(pd1, scq1, rcq1, qp_srq);
+	qp_srq = NULL;
 	if (IS_ERR(p->qp[1])) {
 		ib_destroy_qp(p->qp[0]);
 		return PTR_ERR(p->qp[1]);
@@ -1096,6 +1102,405 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* ULP I/O patterns                                                    */
+/* ------------------------------------------------------------------ */
+
+/* What side 1 tells side 0 about a buffer it registered (like nvme-rdma's
+ * keyed SGL descriptor). */
+struct desc {
+	u64 addr;
+	u32 rkey;
+	u32 len;
+};
+
+/*
+ * nvme-rdma/xprtrdma style I/O, 12 rounds: side 1 posts [LOCAL_INV of the
+ * previous key (unless invalidated remotely), REG_MR, SEND of the
+ * descriptor] as one chain,
+ * only the SEND signaled; side 0 WRITEs through the descriptor and answers
+ * with SEND_WITH_INV (odd rounds) or a SEND; side 1 checks the data and
+ * the invalidated rkey.
+ */
+static void test_io_chain(void)
+{
+	struct ib_sge dsge, rsge, wsge;
+	struct ib_send_wr send, inv;
+	struct ib_reg_wr reg;
+	struct desc *d;
+	struct pair p;
+	struct ib_wc wc;
+	struct fr *f;
+	long bad;
+	int round, before = failures;
+	u32 i, prev = 0;
+
+	f = fr_alloc(S[1].pd);
+	if (!CHECK(f, "fast-reg MR") || !pair_new(&p))
+		goto out;
+	for (round = 0; round < 12; round++) {
+		bool remote_inv = round & 1;
+		const struct ib_send_wr *badw;
+
+		/* side 0: one receive for the descriptor */
+		rsge = (struct ib_sge){ .addr = S[0].dma + MIB - 64,
+					.length = 64,
+					.lkey = S[0].pd->local_dma_lkey };
+		if (!CHECK(!post_recv(p.qp[0], 0xd0, &rsge, 1), "recv"))
+			break;
+		/* side 1: one receive for the answer */
+		rsge = (struct ib_sge){ .addr = S[1].dma + MIB - 64,
+					.length = 64,
+					.lkey = S[1].pd->local_dma_lkey };
+		if (!CHECK(!post_recv(p.qp[1], 0xd1, &rsge, 1), "recv"))
+			break;
+
+		/* side 1: [LOCAL_INV,] REG_MR, SEND descriptor */
+		CHECK(ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL,
+				   PAGE_SIZE) == f->nents, "map");
+		ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+		d = (struct desc *)(S[1].buf + MIB - 128);
+		d->addr = f->mr->iova;
+		d->rkey = f->mr->rkey;
+		d->len = FR_LEN;
+		dsge = (struct ib_sge){ .addr = S[1].dma + MIB - 128,
+					.length = sizeof(*d),
+					.lkey = S[1].pd->local_dma_lkey };
+		send = (struct ib_send_wr){ .wr_id = 0x5d, .opcode = IB_WR_SEND,
+					    .send_flags = IB_SEND_SIGNALED,
+					    .sg_list = &dsge, .num_sge = 1 };
+		reg = (struct ib_reg_wr){
+			.wr = { .wr_id = 0x4d, .opcode = IB_WR_REG_MR,
+				.next = &send },
+			.mr = f->mr, .key = f->mr->rkey,
+			.access = FR_ACCESS,
+		};
+		inv = (struct ib_send_wr){ .wr_id = 0x1d,
+					   .opcode = IB_WR_LOCAL_INV,
+					   .ex.invalidate_rkey = prev,
+					   .next = &reg.wr };
+		if (!CHECK(!ib_post_send(p.qp[1], prev ? &inv : &reg.wr,
+					 &badw),
+			   "round %d: post chain", round))
+			break;
+
+		/* side 0: the descriptor, then a WRITE through it at once */
+		if (!expect_wc(S[0].cq, 0xd0, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+			break;
+		d = (struct desc *)(S[0].buf + MIB - 64);
+		fill(S[0].buf, FR_LEN, round * 3);
+		wsge = (struct ib_sge){ .addr = S[0].dma, .length = d->len,
+					.lkey = S[0].pd->local_dma_lkey };
+		if (!CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &wsge, 1,
+				   d->addr, d->rkey) == IB_WC_SUCCESS,
+			   "round %d: WRITE through the fresh rkey", round))
+			break;
+		/* side 0 answers */
+		dsge = (struct ib_sge){ .addr = S[0].dma, .length = 16,
+					.lkey = S[0].pd->local_dma_lkey };
+		send = (struct ib_send_wr){
+			.wr_id = 0x5e, .send_flags = IB_SEND_SIGNALED,
+			.opcode = remote_inv ? IB_WR_SEND_WITH_INV :
+					       IB_WR_SEND,
+			.ex.invalidate_rkey = remote_inv ? d->rkey : 0,
+			.sg_list = &dsge, .num_sge = 1,
+		};
+		if (!CHECK(!post(p.qp[0], &send), "answer"))
+			break;
+		expect_wc(S[0].cq, 0x5e, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+
+		/* side 1: its SEND, then the answer */
+		expect_wc(S[1].cq, 0x5d, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+		if (!expect_wc(S[1].cq, 0xd1, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+			break;
+		CHECK(remote_inv ? (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+		      wc.ex.invalidate_rkey == f->mr->rkey :
+		      !(wc.wc_flags & IB_WC_WITH_INVALIDATE),
+		      "round %d: flags %#x rkey %#x", round, wc.wc_flags,
+		      wc.ex.invalidate_rkey);
+		for (i = 0, bad = -1; i < FR_LEN && bad < 0; i++)
+			if (*fr_byte(f, i) != S[0].buf[i])
+				bad = i;
+		CHECK(bad < 0, "round %d: byte %ld differs", round, bad);
+		/* not invalidated remotely: the next chain does it */
+		prev = remote_inv ? 0 : f->mr->rkey;
+	}
+	CHECK(qp_state(p.qp[0]) == IB_QPS_RTS &&
+	      qp_state(p.qp[1]) == IB_QPS_RTS, "QPs still RTS");
+	pair_free(&p);
+out:
+	if (f)
+		fr_free(f);
+	pr_info("rctest: chained REG_MR/SEND/SEND_WITH_INV I/O: %d failed\n",
+		failures - before);
+}
+
+/* A 1 MiB fast-reg MR over 256 separate pages, as a ULP maps a big I/O. */
+#define BIG_PAGES	(MIB / PAGE_SIZE)
+
+static void test_big_fast_reg(void)
+{
+	struct page **pg = kcalloc(BIG_PAGES, sizeof(*pg), GFP_KERNEL);
+	struct scatterlist *sgl = kcalloc(BIG_PAGES, sizeof(*sgl), GFP_KERNEL);
+	struct ib_sge sge = { .addr = S[0].dma, .length = MIB,
+			      .lkey = S[0].pd->local_dma_lkey };
+	struct ib_mr *mr = NULL;
+	struct pair p;
+	int i, n, nents = 0, before = failures;
+	long bad = -1;
+
+	if (!CHECK(pg && sgl, "alloc"))
+		goto out;
+	sg_init_table(sgl, BIG_PAGES);
+	for (i = 0; i < BIG_PAGES; i++) {
+		/* every other page: never physically contiguous */
+		pg[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, 1);
+		if (!CHECK(pg[i], "page"))
+			goto out;
+		sg_set_page(&sgl[i], pg[i] + 1, PAGE_SIZE, 0);
+	}
+	nents = ib_dma_map_sg(S[1].dev, sgl, BIG_PAGES, DMA_BIDIRECTIONAL);
+	mr = ib_alloc_mr(S[1].pd, IB_MR_TYPE_MEM_REG, BIG_PAGES);
+	if (!CHECK(nents == BIG_PAGES && !IS_ERR(mr), "map %d, mr", nents))
+		goto out;
+	n = ib_map_mr_sg(mr, sgl, nents, NULL, PAGE_SIZE);
+	CHECK(n == nents && mr->length == MIB, "ib_map_mr_sg %d len %llu", n,
+	      mr->length);
+	if (!pair_new(&p))
+		goto out;
+	{
+		struct ib_reg_wr wr = {
+			.wr = { .wr_id = 0xb16, .opcode = IB_WR_REG_MR,
+				.send_flags = IB_SEND_SIGNALED },
+			.mr = mr, .key = mr->rkey, .access = FR_ACCESS,
+		};
+
+		if (CHECK(!post(p.qp[1], &wr.wr), "post REG_MR") &&
+		    expect_wc(S[1].cq, 0xb16, IB_WC_SUCCESS, IB_WC_REG_MR,
+			      NULL)) {
+			fill(S[0].buf, MIB, 5);
+			if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1,
+					  mr->iova, mr->rkey) == IB_WC_SUCCESS,
+				  "1 MiB WRITE through 256 pages")) {
+				for (i = 0; i < BIG_PAGES && bad < 0; i++)
+					if (memcmp(page_address(pg[i] + 1),
+						   S[0].buf + i * PAGE_SIZE,
+						   PAGE_SIZE) ||
+					    memchr_inv(page_address(pg[i]), 0,
+						       PAGE_SIZE))
+						bad = i;
+				CHECK(bad < 0, "page %ld", bad);
+			}
+			memset(S[0].buf, 0, MIB);
+			sge.addr = S[0].dma + 1;
+			sge.length = MIB - 3;
+			if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_READ, &sge, 1,
+					  mr->iova + 2, mr->rkey) ==
+				  IB_WC_SUCCESS, "1 MiB READ"))
+				for (i = 0, bad = -1; i < MIB - 3 && bad < 0;
+				     i++)
+					if (S[0].buf[1 + i] !=
+					    ((u8 *)page_address(pg[(i + 2) /
+						PAGE_SIZE] + 1))[(i + 2) %
+								 PAGE_SIZE])
+						bad = i;
+			CHECK(bad < 0, "READ byte %ld", bad);
+		}
+	}
+	pair_free(&p);
+
+	/*
+	 * ib_dereg_mr while a 1 MiB WRITE into the MR is on the wire: once
+	 * dereg returns, not one more byte may land in the pages (the ULP
+	 * frees them next).  The WRITE succeeds or fails, and nothing hangs.
+	 */
+	if (bad < 0 && pair_new(&p)) {
+		struct ib_rdma_wr wr = {
+			.wr = { .wr_id = 0xdead, .opcode = IB_WR_RDMA_WRITE,
+				.send_flags = IB_SEND_SIGNALED,
+				.sg_list = &sge, .num_sge = 1 },
+			.remote_addr = mr->iova, .rkey = mr->rkey,
+		};
+		struct ib_wc wc = {};
+
+		sge.addr = S[0].dma;
+		sge.length = MIB;
+		CHECK(!post(p.qp[0], &wr.wr), "post WRITE");
+		/* until the first bytes have landed */
+		for (i = 0; i < 20000 && !memchr_inv(page_address(pg[0] + 1),
+						     0, PAGE_SIZE); i++)
+			usleep_range(50, 100);
+		CHECK(!ib_dereg_mr(mr), "dereg with a WRITE in flight");
+		mr = NULL;
+		for (i = 0; i < BIG_PAGES; i++)
+			memset(page_address(pg[i] + 1), 0x5a, PAGE_SIZE);
+		CHECK(!poll_one(S[0].cq, &wc) && wc.wr_id == 0xdead &&
+		      (wc.status == IB_WC_SUCCESS ||
+		       wc.status == IB_WC_REM_ACCESS_ERR),
+		      "WRITE during dereg: status %d", wc.status);
+		msleep(20);
+		for (i = 0, bad = -1; i < BIG_PAGES && bad < 0; i++)
+			if (memchr_inv(page_address(pg[i] + 1), 0x5a,
+				       PAGE_SIZE))
+				bad = i;
+		CHECK(bad < 0, "page %ld written after ib_dereg_mr returned",
+		      bad);
+		pr_info("rctest: WRITE during dereg: %s\n",
+			ib_wc_status_msg(wc.status));
+		pair_free(&p);
+	}
+out:
+	if (!IS_ERR_OR_NULL(mr))
+		ib_dereg_mr(mr);
+	if (nents)
+		ib_dma_unmap_sg(S[1].dev, sgl, BIG_PAGES, DMA_BIDIRECTIONAL);
+	for (i = 0; pg && i < BIG_PAGES; i++)
+		if (pg[i])
+			__free_pages(pg[i], 1);
+	kfree(pg);
+	kfree(sgl);
+	pr_info("rctest: 1 MiB fast-reg MR: %d failed\n", failures - before);
+}
+
+/* SRQ receiver, immediate data, inline SENDs, RNR retry. */
+static void test_recv_variants(void)
+{
+	struct ib_srq_init_attr sa = {
+		.attr = { .max_wr = 64, .max_sge = 2 },
+	};
+	struct ib_sge sge, rsge[16];
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rwr;
+	struct ib_srq *srq;
+	const struct ib_recv_wr *badr;
+	struct ib_recv_wr rw;
+	struct ib_wc wc;
+	struct pair p;
+	int i, got, before = failures;
+
+	srq = ib_create_srq(S[1].pd, &sa);
+	if (!CHECK(!IS_ERR(srq), "ib_create_srq"))
+		return;
+	for (i = 0; i < 16; i++) {
+		rsge[i] = (struct ib_sge){ .addr = S[1].dma + i * 8192,
+					   .length = 8192,
+					   .lkey = S[1].pd->local_dma_lkey };
+		rw = (struct ib_recv_wr){ .wr_id = 0x500 + i,
+					  .sg_list = &rsge[i], .num_sge = 1 };
+		CHECK(!ib_post_srq_recv(srq, &rw, &badr), "post_srq_recv");
+	}
+	qp_srq = srq;
+	if (!pair_new(&p))
+		goto out;
+	memset(S[1].buf, 0, 16 * 8192);
+	for (i = 0; i < 16; i++) {
+		fill(S[0].buf + i * 8192, 8192, i);
+		sge = (struct ib_sge){ .addr = S[0].dma + i * 8192,
+				       .length = 100 + i * 500,
+				       .lkey = S[0].pd->local_dma_lkey };
+		wr = (struct ib_send_wr){ .wr_id = i,
+					  .opcode = IB_WR_SEND_WITH_IMM,
+					  .send_flags = IB_SEND_SIGNALED,
+					  .ex.imm_data = cpu_to_be32(0xfeed0000 + i),
+					  .sg_list = &sge, .num_sge = 1 };
+		CHECK(!post(p.qp[0], &wr), "post");
+	}
+	for (i = 0; i < 16; i++)
+		expect_wc(S[0].cq, i, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	for (got = 0; got < 16; got++) {
+		u32 k;
+
+		if (!CHECK(!poll_one(S[1].cq, &wc) &&
+			   wc.status == IB_WC_SUCCESS, "SRQ receive %d", got))
+			break;
+		/* in order, each message into the next SRQ WQE */
+		k = wc.wr_id - 0x500;
+		CHECK(k == got && wc.byte_len == 100 + k * 500 &&
+		      (wc.wc_flags & IB_WC_WITH_IMM) &&
+		      be32_to_cpu(wc.ex.imm_data) == 0xfeed0000 + k &&
+		      wc.qp == p.qp[1] &&
+		      !memcmp(S[1].buf + k * 8192, S[0].buf + k * 8192,
+			      wc.byte_len),
+		      "SRQ receive %d: wr_id %#llx len %u flags %#x imm %#x",
+		      got, wc.wr_id, wc.byte_len, wc.wc_flags,
+		      be32_to_cpu(wc.ex.imm_data));
+	}
+	pair_free(&p);
+	ib_destroy_srq(srq);
+	srq = NULL;
+
+	/* WRITE with immediate, inline SEND, RNR then late receive. */
+	if (!pair_new(&p))
+		goto out;
+	rsge[0] = (struct ib_sge){ .addr = S[1].dma + MIB, .length = 64,
+				   .lkey = S[1].pd->local_dma_lkey };
+	CHECK(!post_recv(p.qp[1], 0x1111, rsge, 1), "recv");
+	fill(S[0].buf, 4096, 44);
+	memset(S[1].buf, 0, 8192);
+	sge = (struct ib_sge){ .addr = S[0].dma, .length = 3000,
+			       .lkey = S[0].pd->local_dma_lkey };
+	rwr = (struct ib_rdma_wr){
+		.wr = { .wr_id = 0x2222, .opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0x12345678),
+			.sg_list = &sge, .num_sge = 1 },
+		.remote_addr = S[1].dma + 7, .rkey = S[1].pd->unsafe_global_rkey,
+	};
+	CHECK(!post(p.qp[0], &rwr.wr), "post WRITE_WITH_IMM");
+	expect_wc(S[0].cq, 0x2222, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	if (expect_wc(S[1].cq, 0x1111, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+		      &wc))
+		CHECK((wc.wc_flags & IB_WC_WITH_IMM) &&
+		      be32_to_cpu(wc.ex.imm_data) == 0x12345678 &&
+		      !memcmp(S[1].buf + 7, S[0].buf, 3000),
+		      "WRITE_WITH_IMM: flags %#x imm %#x", wc.wc_flags,
+		      be32_to_cpu(wc.ex.imm_data));
+
+	/* inline: the SGE is a kernel virtual address, copied at post time */
+	rsge[0] = (struct ib_sge){ .addr = S[1].dma + 256, .length = 64,
+				   .lkey = S[1].pd->local_dma_lkey };
+	CHECK(!post_recv(p.qp[1], 0x3333, rsge, 1), "recv");
+	sge = (struct ib_sge){ .addr = (uintptr_t)(S[0].buf + 100),
+			       .length = 60 };
+	wr = (struct ib_send_wr){ .wr_id = 0x4444, .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED |
+						IB_SEND_INLINE,
+				  .sg_list = &sge, .num_sge = 1 };
+	CHECK(!post(p.qp[0], &wr), "post inline SEND");
+	memset(S[0].buf + 100, 0xee, 60);	/* after posting: not sent */
+	expect_wc(S[0].cq, 0x4444, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	fill(S[0].buf, 4096, 44);
+	if (expect_wc(S[1].cq, 0x3333, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		CHECK(wc.byte_len == 60 &&
+		      !memcmp(S[1].buf + 256, S[0].buf + 100, 60),
+		      "inline SEND data, len %u", wc.byte_len);
+
+	/* RNR: SEND before the receive exists; rnr_retry 7 waits for it. */
+	sge = (struct ib_sge){ .addr = S[0].dma, .length = 2000,
+			       .lkey = S[0].pd->local_dma_lkey };
+	wr = (struct ib_send_wr){ .wr_id = 0x5555, .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED,
+				  .sg_list = &sge, .num_sge = 1 };
+	CHECK(!post(p.qp[0], &wr), "post SEND");
+	msleep(50);
+	CHECK(ib_poll_cq(S[0].cq, 1, &wc) == 0, "SEND completed without a receive");
+	rsge[0] = (struct ib_sge){ .addr = S[1].dma + 4096, .length = 2000,
+				   .lkey = S[1].pd->local_dma_lkey };
+	CHECK(!post_recv(p.qp[1], 0x6666, rsge, 1), "late recv");
+	expect_wc(S[0].cq, 0x5555, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	if (expect_wc(S[1].cq, 0x6666, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		CHECK(wc.byte_len == 2000 &&
+		      !memcmp(S[1].buf + 4096, S[0].buf, 2000),
+		      "SEND after RNR: len %u", wc.byte_len);
+	pair_free(&p);
+out:
+	qp_srq = NULL;
+	if (srq)
+		ib_destroy_srq(srq);
+	pr_info("rctest: SRQ, immediate data, inline, RNR: %d failed\n",
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
 /* Like a ULP: ib_alloc_cq, ib_cqe callbacks, drain, destroy in flight */
 /* ------------------------------------------------------------------ */
 
@@ -1280,7 +1685,7 @@ static void ulp_drain(struct ulp *u)
 }
 
 /* Destroy both QPs, @first side first, with requests and responses in flight. */
-static void ulp_destroy_busy(struct ulp *u, int first)
+static void ulp_destroy_busy(struct ulp *u, int first, int delay_us)
 {
 	int i;
 
@@ -1299,11 +1704,12 @@ static void ulp_destroy_busy(struct ulp *u, int first)
 		      "post WRITEs, READs, SENDs");
 	}
 	/* let some of it reach the wire */
-	usleep_range(2000, 3000);
+	if (delay_us)
+		usleep_range(delay_us, delay_us + 100);
 	CHECK(!ib_destroy_qp(u->p.qp[first]), "destroy busy QP");
 	CHECK(!ib_destroy_qp(u->p.qp[!first]), "destroy its peer");
-	pr_info("rctest: destroyed busy pair (side %d first) after %d/%d and %d/%d completions\n",
-		first, atomic_read(&u->sc[0].total),
+	pr_info("rctest: destroyed busy pair (side %d first, %d us) after %d/%d and %d/%d completions\n",
+		first, delay_us, atomic_read(&u->sc[0].total),
 		atomic_read(&u->rc[0].total), atomic_read(&u->sc[1].total),
 		atomic_read(&u->rc[1].total));
 }
@@ -1329,10 +1735,25 @@ static void test_ulp(void)
 		CHECK(!ib_destroy_qp(u->p.qp[0]) && !ib_destroy_qp(u->p.qp[1]),
 		      "destroy drained QPs");
 	}
-	if (ulp_pair(u))
-		ulp_destroy_busy(u, 0);
-	if (ulp_pair(u))
-		ulp_destroy_busy(u, 1);
+	for (i = 0; i < 8; i++)
+		if (ulp_pair(u))
+			ulp_destroy_busy(u, i & 1, (i / 2) * 1000);
+	/* ib_drain_qp with the peer gone and requests outstanding */
+	if (ulp_pair(u)) {
+		ulp_reset(u, 8, 0, 0, 0);
+		CHECK(!ib_destroy_qp(u->p.qp[1]), "destroy peer");
+		CHECK(!post_sends(u->p.qp[0], &u->sc[0], IB_WR_RDMA_WRITE, 8,
+				  65536, S[1].dma,
+				  S[1].pd->unsafe_global_rkey, &S[0]),
+		      "post WRITEs");
+		ib_drain_qp(u->p.qp[0]);
+		CHECK(atomic_read(&u->sc[0].total) == 8 &&
+		      !atomic_read(&u->sc[0].ok),
+		      "drain without a peer: %d completions, %d ok",
+		      atomic_read(&u->sc[0].total),
+		      atomic_read(&u->sc[0].ok));
+		CHECK(!ib_destroy_qp(u->p.qp[0]), "destroy");
+	}
 	/* and a pair still works on the same CQs afterwards */
 	if (ulp_pair(u)) {
 		ulp_traffic(u);
@@ -1404,6 +1825,9 @@ static int __init rctest_init(void)
 		test_fast_reg();
 		test_inv_errors();
 		test_atomics();
+		test_io_chain();
+		test_big_fast_reg();
+		test_recv_variants();
 		test_ulp();
 	}
 	side_fini(&S[1]);
