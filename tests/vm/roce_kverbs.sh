@@ -18,14 +18,7 @@ have_softrnic || skip "softrnic.ko not built"
 KO=$SOFTRNIC_ROOT/tests/kmod/rc/softrnic_rctest.ko
 [ -f "$KO" ] || die "softrnic_rctest.ko not built (make testprogs)"
 
-net_setup
-# rdma_rxe holds UDP 4791 in init_net while it is loaded (Linux 6.1).
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g0 roce0 "$GID4_0"
-wait_gid g1 roce1 "$GID4_1"
+roce_pair_up
 log "roce0 GID $g0, roce1 GID $g1"
 
 # Objects of the kernel's own (GSI QP, ...) before the test.
