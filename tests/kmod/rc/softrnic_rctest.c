@@ -1501,6 +1501,270 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Send queue semantics ULPs rely on                                   */
+/* ------------------------------------------------------------------ */
+
+static atomic_t notify_calls;
+
+static void notify_comp(struct ib_cq *cq, void *ctx)
+{
+	atomic_inc(&notify_calls);
+}
+
+/* Until @cq's handler ran @n times, or 2 s. */
+static int wait_notify(int n)
+{
+	int i;
+
+	for (i = 0; i < 2000 && atomic_read(&notify_calls) < n; i++)
+		usleep_range(500, 1000);
+	return atomic_read(&notify_calls);
+}
+
+static void test_sq_semantics(void)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 4 * QP_DEPTH };
+	struct ib_sge sge = { .lkey = S[0].pd->local_dma_lkey };
+	struct ib_sge rsge = { .lkey = S[1].pd->local_dma_lkey };
+	struct ib_rdma_wr wr[3];
+	struct ib_send_wr swr;
+	struct ib_wc wc;
+	struct ib_cq *ncq;
+	struct pair p;
+	int i, n, done, err, before = failures;
+	long bad;
+
+	/* 1000 WRITEs, one in 32 signaled: the SQ (128) wraps many times. */
+	if (!pair_new(&p))
+		return;
+	memset(S[1].buf, 0, MIB);
+	fill(S[0].buf, MIB, 3);
+	for (i = 0, done = 0, err = 0; i < 1000 && !err; i++) {
+		struct ib_rdma_wr w = {
+			.wr = { .wr_id = i, .opcode = IB_WR_RDMA_WRITE,
+				.send_flags = (i % 32 == 31 || i == 999) ?
+					IB_SEND_SIGNALED : 0,
+				.sg_list = &sge, .num_sge = 1 },
+			.remote_addr = S[1].dma + i * 1000,
+			.rkey = S[1].pd->unsafe_global_rkey,
+		};
+
+		sge.addr = S[0].dma + i * 1000;
+		sge.length = 1000;
+		/* at most 4 signaled batches outstanding: 128 slots */
+		while (i - done >= 3 * 32 && !err) {
+			err = poll_one(S[0].cq, &wc);
+			if (!err && CHECK(wc.status == IB_WC_SUCCESS &&
+					  wc.wr_id % 32 == 31,
+					  "WRITE %llu: status %d", wc.wr_id,
+					  wc.status))
+				done = wc.wr_id + 1;
+			else
+				err = -EIO;
+		}
+		if (!err)
+			err = post(p.qp[0], &w.wr);
+	}
+	CHECK(!err, "1000 mostly unsignaled WRITEs: %d at %d", err, i);
+	while (!err && done < 1000) {
+		err = poll_one(S[0].cq, &wc);
+		if (!CHECK(!err && wc.status == IB_WC_SUCCESS,
+			   "WRITE %llu: status %d", wc.wr_id, wc.status))
+			break;
+		done = wc.wr_id + 1;
+	}
+	CHECK(done == 1000 && !memcmp(S[1].buf, S[0].buf, 1000 * 1000),
+	      "1000 WRITEs landed (%d)", done);
+
+	/*
+	 * Fence: a SEND gathering from the buffer a 256 KiB READ is filling
+	 * carries the READ's data (the SEND waits for the READ).
+	 */
+	fill(S[1].buf, MIB, 99);
+	memset(S[0].buf, 0, MIB);
+	rsge.addr = S[1].dma + MIB;
+	rsge.length = 4096;
+	CHECK(!post_recv(p.qp[1], 0xf1, &rsge, 1), "recv");
+	sge.addr = S[0].dma;
+	sge.length = 256 * 1024;
+	wr[0] = (struct ib_rdma_wr){
+		.wr = { .wr_id = 0xf2, .opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge, .num_sge = 1, .next = &swr },
+		.remote_addr = S[1].dma, .rkey = S[1].pd->unsafe_global_rkey,
+	};
+	{
+		struct ib_sge fsge = { .addr = S[0].dma + 256 * 1024 - 4096,
+				       .length = 4096,
+				       .lkey = S[0].pd->local_dma_lkey };
+
+		swr = (struct ib_send_wr){ .wr_id = 0xf3, .opcode = IB_WR_SEND,
+					   .send_flags = IB_SEND_SIGNALED |
+							 IB_SEND_FENCE,
+					   .sg_list = &fsge, .num_sge = 1 };
+		CHECK(!post(p.qp[0], &wr[0].wr), "post READ + fenced SEND");
+		/* the READ is unsignaled and succeeds: one CQE, the SEND's */
+		expect_wc(S[0].cq, 0xf3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	}
+	if (expect_wc(S[1].cq, 0xf1, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		CHECK(!memcmp(S[1].buf + MIB, S[1].buf + 256 * 1024 - 4096,
+			      4096), "fenced SEND carried stale data");
+	pair_free(&p);
+
+	/*
+	 * An unsignaled WR that fails still completes (with its wr_id);
+	 * the WRs after it flush, in order, and so do the peer's receives.
+	 */
+	if (!pair_new(&p))
+		return;
+	rsge.addr = S[1].dma;
+	rsge.length = 4096;
+	for (i = 0; i < 3; i++)
+		CHECK(!post_recv(p.qp[1], 0x300 + i, &rsge, 1), "recv");
+	/* one SEND that works first, to use a receive */
+	sge.addr = S[0].dma;
+	sge.length = 64;
+	swr = (struct ib_send_wr){ .wr_id = 0x200, .opcode = IB_WR_SEND,
+				   .send_flags = IB_SEND_SIGNALED,
+				   .sg_list = &sge, .num_sge = 1 };
+	CHECK(!post(p.qp[0], &swr), "post SEND");
+	expect_wc(S[0].cq, 0x200, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	expect_wc(S[1].cq, 0x300, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	for (i = 0; i < 3; i++)
+		wr[i] = (struct ib_rdma_wr){
+			.wr = { .wr_id = 0x201 + i, .opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &sge, .num_sge = 1,
+				.next = i < 2 ? &wr[i + 1].wr : NULL,
+				.send_flags = i == 2 ? IB_SEND_SIGNALED : 0 },
+			.remote_addr = S[1].dma,
+			/* the first: a wrong key byte */
+			.rkey = i ? S[1].pd->unsafe_global_rkey :
+				    S[1].pd->unsafe_global_rkey ^ 1,
+		};
+	CHECK(!post(p.qp[0], &wr[0].wr), "post 3 WRITEs");
+	expect_wc(S[0].cq, 0x201, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	/* unsignaled WRs after an error complete as flushed (IBTA 10.8.3) */
+	expect_wc(S[0].cq, 0x202, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	expect_wc(S[0].cq, 0x203, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	CHECK(wait_state(p.qp[1], IB_QPS_ERR) == IB_QPS_ERR, "peer in ERR");
+	expect_wc(S[1].cq, 0x301, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	expect_wc(S[1].cq, 0x302, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	CHECK(ib_poll_cq(S[0].cq, 1, &wc) == 0 && ib_poll_cq(S[1].cq, 1, &wc) == 0,
+	      "nothing more");
+	pair_free(&p);
+
+	/* REG_MR granting remote write without local write: refused. */
+	{
+		struct fr *f = fr_alloc(S[1].pd);
+
+		if (CHECK(f, "MR") && pair_new(&p)) {
+			struct ib_reg_wr rw = {
+				.wr = { .wr_id = 0x4f, .opcode = IB_WR_REG_MR,
+					.send_flags = IB_SEND_SIGNALED },
+				.mr = f->mr,
+				.access = IB_ACCESS_REMOTE_WRITE,
+			};
+
+			n = ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL,
+					 PAGE_SIZE);
+			rw.key = f->mr->rkey;
+			CHECK(n == f->nents && !post(p.qp[1], &rw.wr), "post");
+			CHECK(!poll_one(S[1].cq, &wc) && wc.wr_id == 0x4f &&
+			      wc.status != IB_WC_SUCCESS &&
+			      wc.status != IB_WC_WR_FLUSH_ERR,
+			      "REMOTE_WRITE without LOCAL_WRITE: status %d",
+			      wc.status);
+			pair_free(&p);
+		}
+		/* ib_map_mr_sg with a start offset into the first element */
+		if (f && pair_new(&p)) {
+			unsigned int off = 50;
+
+			n = ib_map_mr_sg(f->mr, f->sgl, f->nents, &off,
+					 PAGE_SIZE);
+			CHECK(n == f->nents && f->mr->length == FR_LEN - 50 &&
+			      f->mr->iova == sg_dma_address(&f->sgl[0]) + 50,
+			      "sg_offset: n %d len %llu", n, f->mr->length);
+			{
+				struct ib_reg_wr rw = {
+					.wr = { .wr_id = 0x50,
+						.opcode = IB_WR_REG_MR,
+						.send_flags = IB_SEND_SIGNALED },
+					.mr = f->mr, .key = f->mr->rkey,
+					.access = FR_ACCESS,
+				};
+
+				CHECK(!post(p.qp[1], &rw.wr), "post");
+				expect_wc(S[1].cq, 0x50, IB_WC_SUCCESS,
+					  IB_WC_REG_MR, NULL);
+			}
+			fill(S[0].buf, FR_LEN, 12);
+			sge.addr = S[0].dma;
+			sge.length = FR_LEN - 50;
+			if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1,
+					  f->mr->iova, f->mr->rkey) ==
+				  IB_WC_SUCCESS, "WRITE at sg_offset")) {
+				for (i = 0, bad = -1; i < FR_LEN - 50 && bad < 0;
+				     i++)
+					if (*fr_byte(f, 50 + i) != S[0].buf[i])
+						bad = i;
+				CHECK(bad < 0 && !memchr_inv(fr_byte(f, 0), 0, 50),
+				      "sg_offset data: byte %ld", bad);
+			}
+			pair_free(&p);
+		}
+		if (f)
+			fr_free(f);
+	}
+
+	/* Solicited-only arming across the wire. */
+	ncq = ib_create_cq(S[1].dev, notify_comp, NULL, NULL, &cqa);
+	if (!CHECK(!IS_ERR(ncq), "CQ"))
+		goto out;
+	if (!CHECK(!pair_new_cq(&p, S[1].pd, S[0].cq, S[0].cq, S[1].cq, ncq),
+		   "pair"))
+		goto out_cq;
+	rsge.addr = S[1].dma;
+	rsge.length = 4096;
+	for (i = 0; i < 4; i++)
+		CHECK(!post_recv(p.qp[1], 0x600 + i, &rsge, 1), "recv");
+	atomic_set(&notify_calls, 0);
+	CHECK(!ib_req_notify_cq(ncq, IB_CQ_SOLICITED), "arm solicited");
+	swr = (struct ib_send_wr){ .wr_id = 0x601, .opcode = IB_WR_SEND,
+				   .send_flags = IB_SEND_SIGNALED,
+				   .sg_list = &sge, .num_sge = 1 };
+	sge.addr = S[0].dma;
+	sge.length = 16;
+	CHECK(!post(p.qp[0], &swr), "SEND");
+	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	msleep(20);
+	CHECK(atomic_read(&notify_calls) == 0,
+	      "unsolicited SEND fired a solicited-only arm");
+	swr.send_flags |= IB_SEND_SOLICITED;
+	CHECK(!post(p.qp[0], &swr), "SEND solicited");
+	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	CHECK(wait_notify(1) == 1, "solicited SEND: %d handler calls",
+	      atomic_read(&notify_calls));
+	CHECK(ib_poll_cq(ncq, 1, &wc) == 1 && wc.wr_id == 0x600 &&
+	      ib_poll_cq(ncq, 1, &wc) == 1 && wc.wr_id == 0x601,
+	      "both receives");
+	/* IB_CQ_NEXT_COMP: any completion */
+	CHECK(!ib_req_notify_cq(ncq, IB_CQ_NEXT_COMP), "arm next");
+	swr.send_flags &= ~IB_SEND_SOLICITED;
+	CHECK(!post(p.qp[0], &swr), "SEND");
+	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	CHECK(wait_notify(2) == 2, "next-completion arm: %d handler calls",
+	      atomic_read(&notify_calls));
+	ib_destroy_qp(p.qp[0]);
+	ib_destroy_qp(p.qp[1]);
+	cq_discard(S[0].cq);
+out_cq:
+	ib_destroy_cq(ncq);
+out:
+	pr_info("rctest: SQ wrap, fence, error flush order, REG_MR rules, CQ arming: %d failed\n",
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
 /* Like a ULP: ib_alloc_cq, ib_cqe callbacks, drain, destroy in flight */
 /* ------------------------------------------------------------------ */
 
@@ -1828,6 +2092,7 @@ static int __init rctest_init(void)
 		test_io_chain();
 		test_big_fast_reg();
 		test_recv_variants();
+		test_sq_semantics();
 		test_ulp();
 	}
 	side_fini(&S[1]);
