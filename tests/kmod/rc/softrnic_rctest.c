@@ -1765,6 +1765,228 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Ping-pong driven from completion context                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each side answers every receive with a SEND posted from its completion
+ * callback, as ULPs do: from a legacy comp_handler (which polls, re-posts
+ * and re-arms with IB_CQ_REPORT_MISSED_EVENTS), or from ib_cqe done
+ * callbacks of an ib_alloc_cq CQ (softirq on side 0, workqueue on side 1).
+ */
+#define PP_ROUNDS	300
+#define PP_RECVS	4
+
+struct pp_side {
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_cqe scqe, rcqe;
+	int idx;
+	spinlock_t lock;
+	bool busy, again, stop;
+	int recvs, sends, errors, post_errors;
+	struct completion done;
+};
+
+static struct pp_side PP[2];
+
+static void pp_post(struct pp_side *ps, bool recv)
+{
+	struct side *s = &S[ps->idx];
+	struct ib_sge sge = {
+		.addr = s->dma + (recv ? MIB / 2 : 0) +
+			((recv ? ps->recvs : ps->sends) % 16) * 64,
+		.length = 64, .lkey = s->pd->local_dma_lkey,
+	};
+	int err;
+
+	if (recv) {
+		struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+
+		if (ps->cq->poll_ctx != IB_POLL_DIRECT && ps->rcqe.done)
+			wr.wr_cqe = &ps->rcqe;
+		else
+			wr.wr_id = 1;
+		err = ib_post_recv(ps->qp, &wr, NULL);
+	} else {
+		struct ib_send_wr wr = {
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1,
+		};
+
+		if (ps->scqe.done)
+			wr.wr_cqe = &ps->scqe;
+		else
+			wr.wr_id = 2;
+		err = ib_post_send(ps->qp, &wr, NULL);
+	}
+	if (err)
+		ps->post_errors++;
+}
+
+static void pp_wc(struct pp_side *ps, const struct ib_wc *wc, bool recv)
+{
+	if (wc->status != IB_WC_SUCCESS) {
+		if (!ps->stop)
+			ps->errors++;
+		return;
+	}
+	if (!recv) {
+		ps->sends++;
+		return;
+	}
+	ps->recvs++;
+	if (ps->stop)
+		return;
+	pp_post(ps, true);
+	if (ps->idx == 1 || ps->recvs < PP_ROUNDS)
+		pp_post(ps, false);
+	if (ps->idx == 0 && ps->recvs == PP_ROUNDS)
+		complete(&ps->done);
+}
+
+static void pp_poll(struct pp_side *ps)
+{
+	struct ib_wc wc[8];
+	int n, i;
+
+	do {
+		while ((n = ib_poll_cq(ps->cq, ARRAY_SIZE(wc), wc)) > 0)
+			for (i = 0; i < n; i++)
+				pp_wc(ps, &wc[i], wc[i].wr_id == 1);
+	} while (ib_req_notify_cq(ps->cq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+/* Legacy handler: serialized per side, re-run if called meanwhile. */
+static void pp_handler(struct ib_cq *cq, void *ctx)
+{
+	struct pp_side *ps = ctx;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ps->lock, flags);
+	if (ps->busy) {
+		ps->again = true;
+		spin_unlock_irqrestore(&ps->lock, flags);
+		return;
+	}
+	ps->busy = true;
+	do {
+		ps->again = false;
+		spin_unlock_irqrestore(&ps->lock, flags);
+		pp_poll(ps);
+		spin_lock_irqsave(&ps->lock, flags);
+	} while (ps->again);
+	ps->busy = false;
+	spin_unlock_irqrestore(&ps->lock, flags);
+}
+
+/* ib_cqe callbacks: ib_core serializes them per CQ. */
+static void pp_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	pp_wc(container_of(wc->wr_cqe, struct pp_side, scqe), wc, false);
+}
+
+static void pp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	pp_wc(container_of(wc->wr_cqe, struct pp_side, rcqe), wc, true);
+}
+
+static bool pp_idle(void)
+{
+	unsigned long flags;
+	bool busy = false;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		spin_lock_irqsave(&PP[i].lock, flags);
+		PP[i].stop = true;
+		busy |= PP[i].busy;
+		spin_unlock_irqrestore(&PP[i].lock, flags);
+	}
+	return !busy;
+}
+
+static void pp_run(bool legacy)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 64 };
+	const char *how = legacy ? "comp_handler" : "ib_cqe callbacks";
+	struct pair p;
+	int i, err, before = failures;
+	unsigned long t0;
+
+	memset(PP, 0, sizeof(PP));
+	for (i = 0; i < 2; i++) {
+		PP[i].idx = i;
+		spin_lock_init(&PP[i].lock);
+		init_completion(&PP[i].done);
+		if (legacy) {
+			PP[i].cq = ib_create_cq(S[i].dev, pp_handler, NULL,
+						&PP[i], &cqa);
+		} else {
+			PP[i].cq = ib_alloc_cq(S[i].dev, NULL, 64, 0,
+					       i ? IB_POLL_WORKQUEUE :
+						   IB_POLL_SOFTIRQ);
+			PP[i].scqe.done = pp_send_done;
+			PP[i].rcqe.done = pp_recv_done;
+		}
+		if (!CHECK(!IS_ERR(PP[i].cq), "%s: CQ", how)) {
+			PP[i].cq = NULL;
+			goto out;
+		}
+	}
+	err = pair_new_cq(&p, S[1].pd, PP[0].cq, PP[0].cq, PP[1].cq, PP[1].cq);
+	if (!CHECK(!err, "%s: pair %d", how, err))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		int k;
+
+		PP[i].qp = p.qp[i];
+		for (k = 0; k < PP_RECVS; k++)
+			pp_post(&PP[i], true);
+		if (legacy)
+			ib_req_notify_cq(PP[i].cq, IB_CQ_NEXT_COMP);
+	}
+	t0 = jiffies;
+	pp_post(&PP[0], false);
+	CHECK(wait_for_completion_timeout(&PP[0].done,
+					  msecs_to_jiffies(WAIT_MS)),
+	      "%s: %d of %d round trips", how, PP[0].recvs, PP_ROUNDS);
+	pr_info("rctest: %s ping-pong: %d round trips in %u ms\n", how,
+		PP[0].recvs, jiffies_to_msecs(jiffies - t0));
+	/* side 1's last SEND completes once ACKed */
+	for (i = 0; i < 2000 && PP[1].sends < PP_ROUNDS; i++)
+		usleep_range(500, 1000);
+	for (i = 0; i < 2000 && !pp_idle(); i++)
+		usleep_range(500, 1000);
+	CHECK(PP[0].recvs == PP_ROUNDS && PP[1].recvs == PP_ROUNDS &&
+	      PP[0].sends == PP_ROUNDS && PP[1].sends == PP_ROUNDS &&
+	      !PP[0].errors && !PP[1].errors &&
+	      !PP[0].post_errors && !PP[1].post_errors,
+	      "%s: recvs %d/%d sends %d/%d errors %d/%d post errors %d/%d",
+	      how, PP[0].recvs, PP[1].recvs, PP[0].sends, PP[1].sends,
+	      PP[0].errors, PP[1].errors, PP[0].post_errors,
+	      PP[1].post_errors);
+	if (!legacy) {
+		ib_drain_qp(p.qp[0]);
+		ib_drain_qp(p.qp[1]);
+	}
+	ib_destroy_qp(p.qp[0]);
+	ib_destroy_qp(p.qp[1]);
+out:
+	for (i = 0; i < 2; i++) {
+		if (!PP[i].cq)
+			continue;
+		if (legacy)
+			ib_destroy_cq(PP[i].cq);
+		else
+			ib_free_cq(PP[i].cq);
+	}
+	pr_info("rctest: ping-pong from %s: %d failed\n", how,
+		failures - before);
+}
+
+/* ------------------------------------------------------------------ */
 /* Like a ULP: ib_alloc_cq, ib_cqe callbacks, drain, destroy in flight */
 /* ------------------------------------------------------------------ */
 
@@ -2093,6 +2315,8 @@ static int __init rctest_init(void)
 		test_big_fast_reg();
 		test_recv_variants();
 		test_sq_semantics();
+		pp_run(true);
+		pp_run(false);
 		test_ulp();
 	}
 	side_fini(&S[1]);
