@@ -51,13 +51,15 @@ demo_traffic() {
 	g1=$(roce_gid_index roce1 10.0.0.2) || { echo "!! roce1 has no RoCE v2 GID for 10.0.0.2"; failed+=(traffic); return 1; }
 	out=$(mktemp)
 	echo "\$ ip netns exec peer ibv_rc_pingpong -d roce1 -g $g1 &"
-	in_peer timeout 60 ibv_rc_pingpong -d roce1 -g "$g1" >"$out" 2>&1 &
+	# Line-buffered, so a run cut short by the timeout still shows how far
+	# it got.
+	in_peer timeout 180 stdbuf -oL ibv_rc_pingpong -d roce1 -g "$g1" >"$out" 2>&1 &
 	srv=$!
 	# The server needs a moment to listen on its TCP port (18515).
 	echo "\$ ibv_rc_pingpong -d roce0 -g $g0 10.0.0.2"
 	# Retry only while the server is not listening yet.
 	for _ in $(seq 50); do
-		timeout 60 ibv_rc_pingpong -d roce0 -g "$g0" 10.0.0.2 >"$out.client" 2>&1
+		timeout 180 stdbuf -oL ibv_rc_pingpong -d roce0 -g "$g0" 10.0.0.2 >"$out.client" 2>&1
 		rc=$?
 		grep -q "Couldn't connect" "$out.client" && kill -0 "$srv" 2>/dev/null || break
 		sleep 0.2
@@ -71,6 +73,9 @@ demo_traffic() {
 	rm -f "$out"
 	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "!! ibv_rc_pingpong failed (client $rc, server $src)"
+		rdma statistic show link roce0/1
+		in_peer rdma statistic show link roce1/1
+		dmesg | tail -20
 		failed+=(traffic)
 		return 1
 	fi
