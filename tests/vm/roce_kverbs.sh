@@ -9,7 +9,8 @@
 # with traffic in flight; ULP I/O chains (LOCAL_INV + REG_MR + SEND in one
 # post, answered by SEND_WITH_INV), a 1 MiB fast-reg MR over 256 pages
 # and ib_dereg_mr under a WRITE, SRQ, immediate data, inline, RNR.
-# Then: nothing left behind, devices delete.
+# Then: nothing left behind; `rdma link delete` and netdev removal while
+# a kernel ULP (hold=1, an ib_client) has traffic running.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
@@ -45,8 +46,52 @@ assert_eq "$after0" "$base0" "roce0 objects after the test"
 assert_eq "$after1" "$base1" "roce1 objects after the test"
 
 rdma statistic show link roce0/1 || true
-rdma link delete roce0 || die "delete roce0"
-in_peer rdma link delete roce1 || die "delete roce1"
+
+# Device removal under a kernel ULP: hold=1 leaves callback-driven traffic
+# running; its ib_client remove callback must drain and free everything,
+# so the removal completes.  First `rdma link delete` of the peer's device,
+# then removal of the netdev under both devices.
+# held_gone DEV: removal of DEV released the held traffic, cleanly.
+held_gone() {
+	local line
+	line=$(dmesg | grep "rctest: held: released on removal of $1") ||
+		die "no release on removal of $1"
+	log "$line"
+	case $line in
+	*" 0/0 round trips"*) die "held traffic never ran" ;;
+	*"errors 0/0, post errors 0/0") ;;
+	*) die "held traffic failed before the removal" ;;
+	esac
+}
+hold_up() {
+	dmesg -C
+	insmod "$KO" dev0=roce0 dev1=roce1 hold=1 || die "insmod hold=1"
+	dmesg | grep -q 'rctest: held traffic running' || {
+		dmesg | grep rctest
+		die "held traffic did not start"
+	}
+	sleep 1
+}
+gone() { [ ! -e "/sys/class/infiniband/$1" ]; }
+
+hold_up
+timeout 60 "$IP" netns exec "$PEER_NS" rdma link delete roce1 ||
+	die "rdma link delete roce1 under a ULP"
+held_gone roce1
+rmmod softrnic_rctest || die "rmmod softrnic_rctest (held)"
+
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1 again"
+wait_gid g1 roce1 "$GID4_1"
+hold_up
+timeout 60 "$IP" link del sr0 || die "netdev removal under a ULP"
+retry_until 30 gone roce0
+retry_until 30 gone roce1
+held_gone "roce[01]"
+rmmod softrnic_rctest || die "rmmod softrnic_rctest (held, netdev gone)"
+if dmesg | grep -Eq 'WARNING:|BUG:|refcount_t|general protection|INFO: task .* blocked'; then
+	dmesg | tail -80
+	die "kernel splat during device removal"
+fi
 unload_softrnic || die "rmmod softrnic"
 net_teardown
 echo "roce_kverbs OK"

@@ -35,6 +35,9 @@ MODULE_PARM_DESC(dev0, "requester device (any netns)");
 static char *dev1 = "roce1";
 module_param(dev1, charp, 0444);
 MODULE_PARM_DESC(dev1, "target device (any netns)");
+static bool hold;
+module_param(hold, bool, 0444);
+MODULE_PARM_DESC(hold, "no checks: leave traffic running until device removal or rmmod");
 
 static int checks, failures;
 
@@ -1208,10 +1211,29 @@ static void test_io_chain(void)
 			break;
 		expect_wc(S[0].cq, 0x5e, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 
-		/* side 1: its SEND, then the answer */
-		expect_wc(S[1].cq, 0x5d, IB_WC_SUCCESS, IB_WC_SEND, NULL);
-		if (!expect_wc(S[1].cq, 0xd1, IB_WC_SUCCESS, IB_WC_RECV, &wc))
-			break;
+		/*
+		 * side 1: its SEND's completion (on the ACK) and the answer,
+		 * in either order: one CQ, two queues.
+		 */
+		{
+			struct ib_wc w2[2] = {};
+			int k, got = 0;
+
+			for (k = 0; k < 2; k++)
+				got += !poll_one(S[1].cq, &w2[k]);
+			k = w2[0].wr_id == 0xd1 ? 0 : 1;
+			wc = w2[k];
+			if (!CHECK(got == 2 && w2[!k].wr_id == 0x5d &&
+				   w2[!k].status == IB_WC_SUCCESS &&
+				   w2[!k].opcode == IB_WC_SEND &&
+				   wc.wr_id == 0xd1 &&
+				   wc.status == IB_WC_SUCCESS &&
+				   wc.opcode == IB_WC_RECV,
+				   "round %d: %d CQEs %#llx/%d %#llx/%d", round,
+				   got, w2[0].wr_id, w2[0].status,
+				   w2[1].wr_id, w2[1].status))
+				break;
+		}
 		CHECK(remote_inv ? (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
 		      wc.ex.invalidate_rkey == f->mr->rkey :
 		      !(wc.wc_flags & IB_WC_WITH_INVALIDATE),
@@ -1777,6 +1799,8 @@ out:
 #define PP_ROUNDS	300
 #define PP_RECVS	4
 
+static int pp_rounds = PP_ROUNDS;	/* side 0 stops answering after */
+
 struct pp_side {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -1839,9 +1863,9 @@ static void pp_wc(struct pp_side *ps, const struct ib_wc *wc, bool recv)
 	if (ps->stop)
 		return;
 	pp_post(ps, true);
-	if (ps->idx == 1 || ps->recvs < PP_ROUNDS)
+	if (ps->idx == 1 || ps->recvs < pp_rounds)
 		pp_post(ps, false);
-	if (ps->idx == 0 && ps->recvs == PP_ROUNDS)
+	if (ps->idx == 0 && ps->recvs == pp_rounds)
 		complete(&ps->done);
 }
 
@@ -2304,8 +2328,125 @@ static void side_fini(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* ------------------------------------------------------------------ */
+/* hold=1: traffic left running for device removal                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With hold=1 the module runs no checks: it starts an endless ping-pong
+ * from ib_cqe callbacks between the two devices and keeps it running
+ * after init.  It is an ib_client, so `rdma link delete` or netdev
+ * removal of either device calls its remove callback, which stops the
+ * traffic (ib_drain_qp on both QPs) and frees everything on both devices,
+ * as a ULP must; the suite checks that removal completes.
+ */
+static DEFINE_MUTEX(held_lock);
+static bool held, client_registered;
+static struct pair held_pair;
+
+static void held_release(const char *why)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		PP[i].stop = true;
+	ib_drain_qp(held_pair.qp[0]);
+	ib_drain_qp(held_pair.qp[1]);
+	pr_info("rctest: held: released on %s after %d/%d round trips, errors %d/%d, post errors %d/%d\n",
+		why, PP[0].recvs, PP[1].recvs, PP[0].errors, PP[1].errors,
+		PP[0].post_errors, PP[1].post_errors);
+	ib_destroy_qp(held_pair.qp[0]);
+	ib_destroy_qp(held_pair.qp[1]);
+	for (i = 0; i < 2; i++)
+		ib_free_cq(PP[i].cq);
+	side_fini(&S[1]);
+	side_fini(&S[0]);
+	held = false;
+}
+
+static int rc_client_add(struct ib_device *dev)
+{
+	return 0;
+}
+
+static void rc_client_remove(struct ib_device *dev, void *data)
+{
+	char why[IB_DEVICE_NAME_MAX + 16];
+
+	mutex_lock(&held_lock);
+	if (held && (dev == S[0].dev || dev == S[1].dev)) {
+		snprintf(why, sizeof(why), "removal of %s", dev_name(&dev->dev));
+		held_release(why);
+	}
+	mutex_unlock(&held_lock);
+}
+
+static struct ib_client rc_client = {
+	.name = "softrnic_rctest",
+	.add = rc_client_add,
+	.remove = rc_client_remove,
+};
+
+static void hold_start(void)
+{
+	int i, k, err;
+
+	if (side_init(&S[0], dev0) || side_init(&S[1], dev1))
+		goto fail;
+	memset(PP, 0, sizeof(PP));
+	pp_rounds = INT_MAX;
+	for (i = 0; i < 2; i++) {
+		PP[i].idx = i;
+		spin_lock_init(&PP[i].lock);
+		init_completion(&PP[i].done);
+		PP[i].cq = ib_alloc_cq(S[i].dev, NULL, 64, 0,
+				       i ? IB_POLL_WORKQUEUE : IB_POLL_SOFTIRQ);
+		PP[i].scqe.done = pp_send_done;
+		PP[i].rcqe.done = pp_recv_done;
+		if (!CHECK(!IS_ERR(PP[i].cq), "CQ")) {
+			if (i)
+				ib_free_cq(PP[0].cq);
+			goto fail;
+		}
+	}
+	err = pair_new_cq(&held_pair, S[1].pd, PP[0].cq, PP[0].cq, PP[1].cq,
+			  PP[1].cq);
+	if (!CHECK(!err, "held pair: %d", err)) {
+		ib_free_cq(PP[0].cq);
+		ib_free_cq(PP[1].cq);
+		goto fail;
+	}
+	for (i = 0; i < 2; i++) {
+		PP[i].qp = held_pair.qp[i];
+		for (k = 0; k < PP_RECVS; k++)
+			pp_post(&PP[i], true);
+	}
+	/* the client first: a removal from now on finds the objects */
+	mutex_lock(&held_lock);
+	held = true;
+	mutex_unlock(&held_lock);
+	pp_post(&PP[0], false);
+	pr_info("rctest: held traffic running between %s and %s\n", dev0,
+		dev1);
+	return;
+fail:
+	side_fini(&S[1]);
+	side_fini(&S[0]);
+}
+
 static int __init rctest_init(void)
 {
+	if (hold) {
+		int err = ib_register_client(&rc_client);
+
+		if (!CHECK(!err, "ib_register_client: %d", err))
+			return err;
+		client_registered = true;
+		hold_start();
+		pr_info("rctest: done: %d checks, %d failed\n", checks,
+			failures);
+		return 0;
+	}
 	if (!side_init(&S[0], dev0) && !side_init(&S[1], dev1)) {
 		test_data_path();
 		test_fast_reg();
@@ -2327,6 +2468,9 @@ static int __init rctest_init(void)
 
 static void __exit rctest_exit(void)
 {
+	/* calls rc_client_remove for each device still there */
+	if (client_registered)
+		ib_unregister_client(&rc_client);
 }
 
 module_init(rctest_init);
