@@ -46,6 +46,10 @@ void softrnic_qp_raise_events(struct softrnic_qp *qp)
 		softrnic_qp_event(qp, IB_EVENT_QP_FATAL);
 	if (test_and_clear_bit(SOFTRNIC_QP_EV_SQ_DRAINED, &qp->flags))
 		softrnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	if (test_and_clear_bit(SOFTRNIC_QP_EV_REQ_ERR, &qp->flags))
+		softrnic_qp_event(qp, IB_EVENT_QP_REQ_ERR);
+	if (test_and_clear_bit(SOFTRNIC_QP_EV_ACCESS_ERR, &qp->flags))
+		softrnic_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
 }
 
 /*

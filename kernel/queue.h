@@ -248,6 +248,8 @@ enum {
 	SOFTRNIC_QP_FATAL_PENDING,	/* ... and raise IB_EVENT_QP_FATAL */
 	SOFTRNIC_QP_EV_FATAL,		/* events to raise, without locks */
 	SOFTRNIC_QP_EV_SQ_DRAINED,
+	SOFTRNIC_QP_EV_REQ_ERR,		/* responder: Invalid Request */
+	SOFTRNIC_QP_EV_ACCESS_ERR,	/* responder: Remote Access Error */
 	SOFTRNIC_QP_DYING,		/* destroy_qp has started */
 };
 

@@ -166,7 +166,12 @@ static void roce_resp_answer(struct roce_qp *rqp, struct roce_resp_out *out,
 	out->msn = resp->msn;
 }
 
-/* A fatal NAK: answer, stop, and move the QP to ERR. */
+/*
+ * A fatal NAK: answer, stop, and move the QP to ERR, with the affiliated
+ * asynchronous error IBTA names for the class (11.6.3.1): Invalid Request
+ * Local Work Queue Error, Local Access Violation Work Queue Error, or for
+ * a Remote Operational Error a Local Work Queue Catastrophic Error.
+ */
 static void roce_resp_nak(struct roce_qp *rqp, struct roce_resp_out *out,
 			  enum roce_nak_code code, enum ib_wc_status rqe_status)
 {
@@ -184,6 +189,10 @@ static void roce_resp_nak(struct roce_qp *rqp, struct roce_resp_out *out,
 	resp->active = false;
 	resp->cur_op = 0;
 	out->error = true;
+	set_bit(code == ROCE_NAK_INVALID_REQUEST ? SOFTRNIC_QP_EV_REQ_ERR :
+		code == ROCE_NAK_REMOTE_ACCESS_ERR ? SOFTRNIC_QP_EV_ACCESS_ERR :
+						     SOFTRNIC_QP_EV_FATAL,
+		&rqp->qp->flags);
 }
 
 static void roce_resp_rnr(struct roce_qp *rqp, struct roce_resp_out *out)
@@ -211,6 +220,17 @@ static void roce_resp_done_pkt(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		resp->noack = 0;
 		roce_resp_answer(rqp, out, ROCE_SYN_ACK, pkt->psn);
 	}
+}
+
+/* Room left in the receive WQE for the rest of the message. */
+static u64 roce_rqe_room(const struct roce_resp *resp)
+{
+	u64 room = 0;
+	u32 i;
+
+	for (i = 0; i < resp->rqe.rqe.num_sge; i++)
+		room += resp->rqe.sge[i].length;
+	return room - resp->rcv_len;
 }
 
 static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
@@ -242,7 +262,9 @@ static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		resp->rcv_len = 0;
 		resp->cur_op = ROCE_OP_SEND;
 	}
-	err = roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off, plen,
+	/* Too long for the receive: fail before a byte of this packet lands. */
+	err = plen > roce_rqe_room(resp) ? -ERANGE :
+	      roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off, plen,
 			       resp->rqe.sge, resp->rqe.rqe.num_sge,
 			       resp->rcv_len);
 	if (err) {
@@ -303,7 +325,8 @@ static void roce_resp_write(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	if (flags & ROCE_OPF_FIRST) {
 		/* The whole target, before a byte of it is written. */
 		if ((flags & ROCE_OPF_LAST) ? plen != pkt->reth.len :
-		    (plen != mtu || pkt->reth.len <= mtu)) {
+		    (plen != mtu || pkt->reth.len <= mtu ||
+		     pkt->reth.len > SOFTRNIC_MAX_MSG_SIZE)) {
 			roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST,
 				      IB_WC_REM_INV_REQ_ERR);
 			return;
