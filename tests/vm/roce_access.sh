@@ -20,13 +20,7 @@
 have_softrnic || skip "softrnic.ko not built"
 . "$(dirname "$0")/roce/rcsem.sh"
 
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add roce0 type roce netdev sr0 || die "add roce0"
-in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
-wait_gid g roce0 "$GID4_0"
-wait_gid g roce1 "$GID4_1"
+roce_pair_up
 
 cases=access,inv,sge
 
