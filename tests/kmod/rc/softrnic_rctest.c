@@ -268,7 +268,10 @@ static enum ib_qp_state qp_state(struct ib_qp *qp)
 	return a.qp_state;
 }
 
-/* The responder moves to ERR as it answers: allow it a moment. */
+/*
+ * The responder moves to ERR as it answers, the requester right after it
+ * completed the failed WQE (as rxe): allow them a moment.
+ */
 static enum ib_qp_state wait_state(struct ib_qp *qp, enum ib_qp_state want)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(2000);
@@ -779,8 +782,8 @@ static void fr_denied(struct fr *f, enum ib_wr_opcode op, u64 raddr,
 	CHECK(st == IB_WC_REM_ACCESS_ERR, "%s: status %d (%s)", what, st,
 	      ib_wc_status_msg(st));
 	CHECK(fr_diff(f) < 0, "%s: region changed at %ld", what, fr_diff(f));
-	CHECK(qp_state(p.qp[0]) == IB_QPS_ERR, "%s: requester QP in ERR",
-	      what);
+	CHECK(wait_state(p.qp[0], IB_QPS_ERR) == IB_QPS_ERR,
+	      "%s: requester QP in ERR", what);
 	CHECK(wait_state(p.qp[1], IB_QPS_ERR) == IB_QPS_ERR,
 	      "%s: responder QP in ERR", what);
 	pair_free(&p);
@@ -943,8 +946,8 @@ static void inv_refused(u32 rkey, const char *what)
 		CHECK(wc.status == IB_WC_REM_INV_REQ_ERR,
 		      "%s: receive status %d (%s)", what, wc.status,
 		      ib_wc_status_msg(wc.status));
-	CHECK(qp_state(p.qp[0]) == IB_QPS_ERR, "%s: requester QP in ERR",
-	      what);
+	CHECK(wait_state(p.qp[0], IB_QPS_ERR) == IB_QPS_ERR,
+	      "%s: requester QP in ERR", what);
 	CHECK(wait_state(p.qp[1], IB_QPS_ERR) == IB_QPS_ERR,
 	      "%s: responder QP in ERR", what);
 	pair_free(&p);
