@@ -278,6 +278,20 @@ static inline __u8 sr_wc_opcode_of_sqe(__u8 opcode)
 	}
 }
 
+/*
+ * FLUSH WQE fields: type is a non-empty set of SOFTRNIC_FLUSH_GLOBAL and
+ * SOFTRNIC_FLUSH_PERSISTENT (the IBV_FLUSH_* bits), level one of
+ * SOFTRNIC_FLUSH_RANGE / SOFTRNIC_FLUSH_MR, and the length fits the
+ * RETH's 32-bit DMA length.  Whether the responder can place as asked is
+ * its business.
+ */
+static inline bool sr_flush_wqe_valid(__u8 type, __u8 level, __u64 length)
+{
+	return type && !(type & ~(SOFTRNIC_FLUSH_GLOBAL |
+				  SOFTRNIC_FLUSH_PERSISTENT)) &&
+	       level <= SOFTRNIC_FLUSH_MR && length <= 0xffffffffULL;
+}
+
 /* Send WQEs that the kernel executes itself, without the wire. */
 static inline bool sr_sqe_is_local(__u8 opcode)
 {

@@ -505,6 +505,41 @@ static inline void roce_feth_set(struct roce_feth *h, __u8 sel, __u8 plt)
 				 (plt & ROCE_FETH_PLT_MASK));
 }
 
+/* FETH selectivity level (memory placement extensions). */
+enum roce_flush_sel {
+	ROCE_FLUSH_SEL_RANGE	= 0,	/* the RETH's VA and DMA length */
+	ROCE_FLUSH_SEL_MR	= 1,	/* the whole region the R_Key names */
+};
+
+/* FETH placement type: bits, at least one of them. */
+#define ROCE_FLUSH_PLT_GLOBAL		0x1U	/* global visibility */
+#define ROCE_FLUSH_PLT_PERSISTENT	0x2U	/* persistence */
+#define ROCE_FLUSH_PLT_KNOWN		(ROCE_FLUSH_PLT_GLOBAL | \
+					 ROCE_FLUSH_PLT_PERSISTENT)
+
+/* What a responder makes of a FLUSH's FETH (roce_flush_verdict()). */
+enum roce_flush_verdict {
+	ROCE_FLUSH_OK = 0,		/* global visibility, range or region */
+	ROCE_FLUSH_INVALID,		/* reserved level, no or reserved type bits */
+	ROCE_FLUSH_NO_PERSISTENCE,	/* persistence asked of volatile memory */
+};
+
+/*
+ * softrnic's responder policy for a FLUSH: selectivity level 2 and 3 and
+ * placement types 0 or with bits 2-3 are reserved (Invalid Request NAK);
+ * persistence cannot be given by memory that has no persistence domain,
+ * which is all memory softrnic registers (Remote Access Error NAK, as a
+ * responder whose region lacks the persistent-flush right answers).
+ */
+static inline enum roce_flush_verdict roce_flush_verdict(__u8 sel, __u8 plt)
+{
+	if (sel > ROCE_FLUSH_SEL_MR || !plt || (plt & ~ROCE_FLUSH_PLT_KNOWN))
+		return ROCE_FLUSH_INVALID;
+	if (plt & ROCE_FLUSH_PLT_PERSISTENT)
+		return ROCE_FLUSH_NO_PERSISTENCE;
+	return ROCE_FLUSH_OK;
+}
+
 /* RoCEv2 CNP (annex A17.9.3): 16 reserved bytes after the BTH. */
 struct roce_cnp_rsvd {
 	__u8	rsvd[ROCE_CNP_RSVD_LEN];
@@ -752,7 +787,10 @@ static inline const struct roce_opcode_desc *roce_opcode_lookup(__u8 opcode)
 		ROCE_OPC(ROCE_RC_FLUSH, "RC_FLUSH", ROCE_OP_FLUSH,
 			 ROCE_OPF_REQ | ROCE_OPF_ONLY,
 			 ROCE_EXT_FETH, ROCE_EXT_RETH),
-		/* ATOMIC WRITE: exactly 8 bytes of payload; answered by an ACK */
+		/*
+		 * ATOMIC WRITE: exactly 8 bytes of payload; answered, like a
+		 * FLUSH, by a zero-length READ RESPONSE ONLY
+		 */
 		ROCE_OPC(ROCE_RC_ATOMIC_WRITE, "RC_ATOMIC_WRITE",
 			 ROCE_OP_ATOMIC_WRITE, ROCE_REQ_PL | ROCE_OPF_ONLY,
 			 ROCE_EXT_RETH, ROCE_EXT_NONE),

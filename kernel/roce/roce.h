@@ -188,12 +188,16 @@ enum roce_res_type {
 	ROCE_RES_FREE = 0,
 	ROCE_RES_READ,
 	ROCE_RES_ATOMIC,
+	/* Answered by a zero-length READ RESPONSE ONLY (resid 0). */
+	ROCE_RES_FLUSH,
+	ROCE_RES_ATOMIC_WRITE,
 };
 
 /*
  * READ and atomic responses: a ring that keeps the last requests for
- * replay (duplicate READs are re-executed, duplicate atomics answered
- * from here) and orders every response the work item sends.
+ * replay (duplicate READs are re-executed, duplicate atomics, FLUSHes and
+ * ATOMIC WRITEs answered from here, never executed again) and orders
+ * every response the work item sends.
  */
 #define ROCE_NRES		SOFTRNIC_MAX_RD_ATOMIC
 

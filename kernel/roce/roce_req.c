@@ -92,10 +92,23 @@ static struct roce_rwqe *roce_rwqe(struct roce_req *req, u32 i)
 	return &req->rwqe[i % req->nslots];
 }
 
+/*
+ * Operations that use the responder's READ/atomic resources and complete
+ * only with a response: READ, the atomics, and FLUSH and ATOMIC WRITE
+ * (memory placement extensions; answered by a zero-length READ RESPONSE
+ * ONLY).
+ */
 static bool roce_op_is_rd(u8 op)
 {
 	return op == ROCE_OP_READ || op == ROCE_OP_CMP_SWAP ||
-	       op == ROCE_OP_FETCH_ADD;
+	       op == ROCE_OP_FETCH_ADD || op == ROCE_OP_FLUSH ||
+	       op == ROCE_OP_ATOMIC_WRITE;
+}
+
+/* Answered by a zero-length READ RESPONSE ONLY. */
+static bool roce_op_is_placement(u8 op)
+{
+	return op == ROCE_OP_FLUSH || op == ROCE_OP_ATOMIC_WRITE;
 }
 
 static unsigned long roce_rto_jiffies(const struct softrnic_qp *qp)
@@ -148,17 +161,31 @@ int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
 	case SOFTRNIC_WR_ATOMIC_FETCH_AND_ADD:
 		op = ROCE_OP_FETCH_ADD;
 		break;
+	case SOFTRNIC_WR_FLUSH:
+		op = ROCE_OP_FLUSH;
+		break;
+	case SOFTRNIC_WR_ATOMIC_WRITE:
+		op = ROCE_OP_ATOMIC_WRITE;
+		break;
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}
-	if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
+	if (op == ROCE_OP_FLUSH) {
+		/* No local data: the length is the RETH's. */
+		if (!sr_flush_wqe_valid(sqe->flush.type, sqe->flush.level,
+					sqe->flush.length))
+			return IB_WC_LOC_QP_OP_ERR;
+		len = 0;
+	} else if (op == ROCE_OP_ATOMIC_WRITE) {
+		len = sizeof(u64);	/* carried in the WQE (atomic.swap) */
+	} else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
 		len = sr_sqe_inline_len(sqe, qp->kind);
 	else
 		len = sr_sge_total(wqe->sge, sqe->num_sge,
 				   SOFTRNIC_MAX_MSG_SIZE);
 	if (len > SOFTRNIC_MAX_MSG_SIZE)
 		return IB_WC_LOC_LEN_ERR;
-	if (op != ROCE_OP_SEND && op != ROCE_OP_WRITE && op != ROCE_OP_READ &&
+	if ((op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD) &&
 	    len != sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
 
@@ -286,6 +313,29 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 		if (last)
 			req->tx++;
 		break;
+	case ROCE_OP_FLUSH:
+		t->off = 0;
+		pkt->opcode = ROCE_RC_FLUSH;
+		pkt->feth.sel = sqe->flush.level;
+		pkt->feth.plt = sqe->flush.type;
+		pkt->reth.va = sqe->flush.remote_addr;
+		pkt->reth.rkey = sqe->flush.rkey;
+		pkt->reth.len = (u32)sqe->flush.length;	/* checked at take */
+		pkt->ackreq = true;
+		req->tx_psn = roce_psn_add(req->tx_psn, 1);
+		req->tx++;
+		break;
+	case ROCE_OP_ATOMIC_WRITE:
+		t->off = 0;
+		pkt->opcode = ROCE_RC_ATOMIC_WRITE;
+		pkt->reth.va = sqe->atomic.remote_addr;
+		pkt->reth.rkey = sqe->atomic.rkey;
+		pkt->reth.len = ROCE_ATOMIC_WRITE_LEN;
+		pkt->payload_len = ROCE_ATOMIC_WRITE_LEN;
+		pkt->ackreq = true;
+		req->tx_psn = roce_psn_add(req->tx_psn, 1);
+		req->tx++;
+		break;
 	case ROCE_OP_READ:
 		/* A re-request asks for what is still missing. */
 		t->off = n * mtu;
@@ -383,6 +433,8 @@ void roce_req_tx(struct roce_qp *rqp)
 		err = 0;
 		if (!t.pkt.payload_len)
 			;
+		else if (t.r->op == ROCE_OP_ATOMIC_WRITE)
+			memcpy(payload, &sqe->atomic.swap, sizeof(u64));
 		else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
 			memcpy(payload, t.r->wqe.inline_data + t.off,
 			       t.pkt.payload_len);
@@ -582,6 +634,30 @@ static void roce_req_acknowledge(struct roce_qp *rqp,
 	roce_rto_update(rqp);
 }
 
+/*
+ * The response to a FLUSH or ATOMIC WRITE at req.head: a zero-length READ
+ * RESPONSE ONLY.  Anything else in its place is a bad response.
+ */
+static void roce_req_placement_resp(struct roce_qp *rqp, struct roce_rwqe *r,
+				    const struct roce_pkt *pkt)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+
+	if (pkt->opcode != ROCE_RC_RDMA_READ_RESPONSE_ONLY ||
+	    pkt->payload_len) {
+		roce_req_fail(rqp, r, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	req->una_psn = roce_psn_add(pkt->psn, 1);
+	req->retry_left = qp->attr.retry_cnt;
+	r->done = true;
+	req->rd_out--;
+	req->head++;
+	softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, r->len);
+	roce_rto_update(rqp);
+}
+
 /* READ RESPONSE packets: place the data, complete on the last one. */
 static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
 			       struct sk_buff *skb, u32 bth_off)
@@ -598,6 +674,11 @@ static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	if (req->head == req->tail)
 		return;
 	r = roce_rwqe(req, req->head);
+	if (roce_op_is_placement(r->op) && !r->done && psn == r->first_psn &&
+	    psn == req->una_psn) {
+		roce_req_placement_resp(rqp, r, pkt);
+		return;
+	}
 	if (r->op != ROCE_OP_READ || r->done ||
 	    roce_psn_diff(psn, r->first_psn) < 0 ||
 	    roce_psn_diff(psn, r->last_psn) > 0)
@@ -652,7 +733,8 @@ static void roce_req_atomic_ack(struct roce_qp *rqp,
 	if (req->head == req->tail)
 		return;
 	r = roce_rwqe(req, req->head);
-	if (!roce_op_is_rd(r->op) || r->op == ROCE_OP_READ || r->done ||
+	if (!roce_op_is_rd(r->op) || r->op == ROCE_OP_READ ||
+	    roce_op_is_placement(r->op) || r->done ||
 	    r->first_psn != pkt->psn)
 		return;
 	err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd), r->wqe.sge,

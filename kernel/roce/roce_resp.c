@@ -8,7 +8,8 @@
  *  - Behind: a duplicate.  SEND/WRITE are acknowledged again, never
  *    executed again; a duplicate READ is executed again from its PSN
  *    with the addresses it carries; a duplicate atomic gets the original
- *    value saved when it first executed (resp.res).
+ *    value saved when it first executed (resp.res); a duplicate FLUSH or
+ *    ATOMIC WRITE gets its zero-length READ RESPONSE again.
  *  - Equal: checked (opcode sequence, lengths against the path MTU, QP
  *    access flags, rkey and bounds over the whole request before the
  *    first byte is written), executed, epsn advanced.
@@ -522,6 +523,147 @@ static void roce_resp_atomic(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	out->kick = true;
 }
 
+/*
+ * Queue the zero-length READ RESPONSE ONLY that answers a FLUSH or an
+ * ATOMIC WRITE once it has executed; resp.lock held.
+ */
+static void roce_resp_placement_done(struct roce_qp *rqp,
+				     const struct roce_pkt *pkt, u8 type,
+				     struct roce_resp_out *out)
+{
+	struct roce_resp *resp = &rqp->resp;
+	struct roce_res *res;
+
+	res = roce_res_new(resp);
+	res->type = type;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->start_psn = pkt->psn;
+	res->cur_psn = pkt->psn;
+	res->pending = true;
+	resp->npending++;
+	resp->epsn = roce_psn_add(resp->epsn, 1);
+	resp->msn = roce_psn_add(resp->msn, 1);
+	res->msn = resp->msn;
+	out->kick = true;
+}
+
+/*
+ * FLUSH (memory placement extensions).  Requests are executed in PSN
+ * order and every earlier WRITE, SEND and ATOMIC WRITE was placed into the
+ * registered pages by the time this one is looked at, so global
+ * visibility is a full barrier.  Persistence is refused: no memory
+ * softrnic registers has a persistence domain (roce_flush_verdict()).
+ *
+ * Access, without IB_ACCESS_FLUSH_* (Linux >= 6.2): the QP and the region
+ * must allow remote READ or remote WRITE.  A FLUSH neither reads nor
+ * changes data, and tells the requester nothing that a zero-length READ
+ * or WRITE to the same key would not.  Selectivity "range" checks the
+ * RETH's range against the region; "region" only the R_Key (its VA and
+ * length are ignored).
+ */
+static void roce_resp_flush(struct roce_qp *rqp, const struct roce_pkt *pkt,
+			    struct roce_resp_out *out)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct softrnic_mr *mr;
+	u64 iova;
+	int err;
+
+	if (!(qp->attr.qp_access_flags &
+	      (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE))) {
+		roce_resp_nak(rqp, out, ROCE_NAK_REMOTE_ACCESS_ERR, 0);
+		return;
+	}
+	switch (roce_flush_verdict(pkt->feth.sel, pkt->feth.plt)) {
+	case ROCE_FLUSH_OK:
+		break;
+	case ROCE_FLUSH_NO_PERSISTENCE:
+		roce_resp_nak(rqp, out, ROCE_NAK_REMOTE_ACCESS_ERR, 0);
+		return;
+	default:
+		roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST, 0);
+		return;
+	}
+	if (roce_resp_rd_full(rqp)) {
+		roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST, 0);
+		return;
+	}
+	iova = pkt->reth.va;
+	mr = softrnic_rkey_get(&qp->ibqp, pkt->reth.rkey,
+			       IB_ACCESS_REMOTE_READ, &iova, pkt->reth.len);
+	if (PTR_ERR_OR_ZERO(mr) == -EACCES) {
+		iova = pkt->reth.va;
+		mr = softrnic_rkey_get(&qp->ibqp, pkt->reth.rkey,
+				       IB_ACCESS_REMOTE_WRITE, &iova,
+				       pkt->reth.len);
+	}
+	err = PTR_ERR_OR_ZERO(mr);
+	/*
+	 * The key, PD and rights are checked before the bounds (-ERANGE is
+	 * the last verdict of both MR and MW lookups), so for the whole
+	 * region an out-of-range VA still means a good key.
+	 */
+	if (err == -ERANGE && pkt->feth.sel == ROCE_FLUSH_SEL_MR)
+		err = 0;
+	if (err) {
+		roce_resp_nak(rqp, out, roce_key_nak(err), 0);
+		return;
+	}
+	if (!IS_ERR(mr))
+		softrnic_mr_put(mr);
+	/* Everything placed before this request, visible to every CPU. */
+	smp_mb();
+	roce_resp_placement_done(rqp, pkt, ROCE_RES_FLUSH, out);
+}
+
+/*
+ * ATOMIC WRITE: the 8-byte payload stored at an 8-byte aligned address
+ * as one 64-bit store (xchg: a full barrier, so after everything placed
+ * before it), with the rights of an RDMA WRITE.  Misaligned: Invalid
+ * Request NAK, as for the other atomics.
+ */
+static void roce_resp_atomic_write(struct roce_qp *rqp,
+				   const struct roce_pkt *pkt,
+				   struct sk_buff *skb, u32 bth_off,
+				   struct roce_resp_out *out)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct softrnic_mr *mr;
+	u64 iova = pkt->reth.va, val, orig;
+	int err;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+		roce_resp_nak(rqp, out, ROCE_NAK_REMOTE_ACCESS_ERR, 0);
+		return;
+	}
+	if (pkt->reth.len != ROCE_ATOMIC_WRITE_LEN ||
+	    pkt->payload_len != ROCE_ATOMIC_WRITE_LEN ||
+	    roce_resp_rd_full(rqp)) {
+		roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST, 0);
+		return;
+	}
+	if (skb_copy_bits(skb, bth_off + pkt->payload_off, &val, sizeof(val))) {
+		roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST, 0);
+		return;
+	}
+	mr = softrnic_rkey_get(&qp->ibqp, pkt->reth.rkey,
+			       IB_ACCESS_REMOTE_WRITE, &iova, sizeof(u64));
+	if (IS_ERR(mr)) {
+		roce_resp_nak(rqp, out, roce_key_nak(PTR_ERR(mr)), 0);
+		return;
+	}
+	err = softrnic_mr_atomic64(mr, iova, SOFTRNIC_ATOMIC_WRITE, 0, val,
+				   &orig);
+	softrnic_mr_put(mr);
+	if (err) {
+		roce_resp_nak(rqp, out, roce_key_nak(err), 0);
+		return;
+	}
+	roce_count(qp->sdev, ROCE_CNT_ATOMICS, 1);
+	roce_resp_placement_done(rqp, pkt, ROCE_RES_ATOMIC_WRITE, out);
+}
+
 /* Newest first: the resource whose request PSN range holds @psn. */
 static struct roce_res *roce_res_find(struct roce_resp *resp, u32 psn, u8 type)
 {
@@ -594,6 +736,23 @@ static void roce_resp_duplicate(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		roce_res_replay(resp, res);	/* the saved result, again */
 		out->kick = true;
 		return;
+	case ROCE_OP_FLUSH:
+	case ROCE_OP_ATOMIC_WRITE:
+		/*
+		 * Answered again, not executed again: a second ATOMIC WRITE
+		 * could undo a WRITE that came after the first.
+		 */
+		res = roce_res_find(resp, pkt->psn,
+				    pkt->info->op == ROCE_OP_FLUSH ?
+				    ROCE_RES_FLUSH : ROCE_RES_ATOMIC_WRITE);
+		if (!res)
+			break;
+		res->start_psn = res->first_psn;
+		res->cur_psn = res->first_psn;
+		res->resid = 0;
+		roce_res_replay(resp, res);
+		out->kick = true;
+		return;
 	default:
 		/* Acknowledge what we have, without executing anything. */
 		if (pkt->ackreq)
@@ -658,8 +817,13 @@ void roce_resp_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	case ROCE_OP_FETCH_ADD:
 		roce_resp_atomic(rqp, pkt, &out);
 		break;
+	case ROCE_OP_FLUSH:
+		roce_resp_flush(rqp, pkt, &out);
+		break;
+	case ROCE_OP_ATOMIC_WRITE:
+		roce_resp_atomic_write(rqp, pkt, skb, bth_off, &out);
+		break;
 	default:
-		/* FLUSH, ATOMIC WRITE: not implemented. */
 		roce_resp_nak(rqp, &out, ROCE_NAK_INVALID_REQUEST, 0);
 		break;
 	}

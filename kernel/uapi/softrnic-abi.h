@@ -167,13 +167,25 @@ struct softrnic_sqe {
 			__aligned_u64 remote_addr;
 			__aligned_u64 length;
 			__u32 rkey;
-			__u8 type;		/* IB_UVERBS_FLUSH_* */
-			__u8 level;
+			__u8 type;		/* SOFTRNIC_FLUSH_GLOBAL|_PERSISTENT */
+			__u8 level;		/* SOFTRNIC_FLUSH_RANGE|_MR */
 			__u16 reserved;
 		} flush;
 		__u8 raw[48];
 	};
 };
+
+/*
+ * FLUSH: flush.type is a set of these bits, flush.level one of the levels
+ * (numerically rdma-core's IBV_FLUSH_GLOBAL/_PERSISTENT, IBV_FLUSH_RANGE/
+ * _MR).  ATOMIC_WRITE uses atomic.remote_addr and atomic.rkey; atomic.swap
+ * holds the 8 bytes to write, in memory order (as the process's buffer
+ * had them), and no SGE follows.
+ */
+#define SOFTRNIC_FLUSH_GLOBAL		(1U << 0)
+#define SOFTRNIC_FLUSH_PERSISTENT	(1U << 1)
+#define SOFTRNIC_FLUSH_RANGE		0
+#define SOFTRNIC_FLUSH_MR		1
 
 /* A receive WQE: this header, then num_sge struct softrnic_sge. */
 struct softrnic_rqe {

@@ -228,3 +228,17 @@ TEST_CASE("ring geometry for requested capacities", "[ring]")
 		}
 	}
 }
+
+TEST_CASE("FLUSH WQE fields", "[ring][flush]")
+{
+	CHECK(sr_flush_wqe_valid(SOFTRNIC_FLUSH_GLOBAL, SOFTRNIC_FLUSH_RANGE, 0));
+	CHECK(sr_flush_wqe_valid(SOFTRNIC_FLUSH_PERSISTENT, SOFTRNIC_FLUSH_MR, 4096));
+	CHECK(sr_flush_wqe_valid(3, SOFTRNIC_FLUSH_RANGE, 0xffffffffULL));
+	CHECK_FALSE(sr_flush_wqe_valid(0, SOFTRNIC_FLUSH_RANGE, 8));	 /* no type */
+	CHECK_FALSE(sr_flush_wqe_valid(4, SOFTRNIC_FLUSH_RANGE, 8));	 /* unknown type bit */
+	CHECK_FALSE(sr_flush_wqe_valid(0x83, SOFTRNIC_FLUSH_RANGE, 8));
+	CHECK_FALSE(sr_flush_wqe_valid(1, 2, 8));			 /* unknown level */
+	CHECK_FALSE(sr_flush_wqe_valid(1, 0xff, 8));
+	CHECK_FALSE(sr_flush_wqe_valid(1, SOFTRNIC_FLUSH_RANGE, 0x100000000ULL)); /* RETH: 32 bits */
+	CHECK_FALSE(sr_flush_wqe_valid(1, SOFTRNIC_FLUSH_MR, ~0ULL));
+}

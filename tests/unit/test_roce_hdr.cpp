@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "roce_hdr.h"
+#include "softrnic-abi.h" /* SOFTRNIC_FLUSH_*: the same values as the FETH's */
 
 namespace
 {
@@ -360,4 +361,42 @@ TEST_CASE("pad to a 4-byte boundary", "[roce_hdr]")
 	CHECK(roce_pad_len(4) == 0);
 	CHECK(roce_pad_len(4097) == 3);
 	CHECK(roce_pad_len(0xffffffffU) == 1);
+}
+
+TEST_CASE("FLUSH: what the responder makes of the FETH", "[roce_hdr][flush]")
+{
+	/* FETH bytes as on the wire -> (sel, plt) -> verdict */
+	struct kat {
+		uint8_t last_byte;
+		uint8_t sel, plt;
+		enum roce_flush_verdict v;
+	};
+	for (const kat &k : {
+		 kat{0x01, 0, 1, ROCE_FLUSH_OK},	     /* range, global visibility */
+		 kat{0x11, 1, 1, ROCE_FLUSH_OK},	     /* region, global visibility */
+		 kat{0x02, 0, 2, ROCE_FLUSH_NO_PERSISTENCE}, /* range, persistence */
+		 kat{0x13, 1, 3, ROCE_FLUSH_NO_PERSISTENCE}, /* region, both */
+		 kat{0x00, 0, 0, ROCE_FLUSH_INVALID},	     /* no placement type */
+		 kat{0x10, 1, 0, ROCE_FLUSH_INVALID},
+		 kat{0x05, 0, 5, ROCE_FLUSH_INVALID}, /* reserved type bit 2 */
+		 kat{0x09, 0, 9, ROCE_FLUSH_INVALID}, /* reserved type bit 3 */
+		 kat{0x0f, 0, 15, ROCE_FLUSH_INVALID},
+		 kat{0x21, 2, 1, ROCE_FLUSH_INVALID}, /* reserved levels */
+		 kat{0x31, 3, 1, ROCE_FLUSH_INVALID},
+	     }) {
+		INFO("FETH byte 3 = " << int{k.last_byte});
+		auto feth = from_bytes<roce_feth>({0x00, 0x00, 0x00, k.last_byte});
+		CHECK(roce_feth_sel(&feth) == k.sel);
+		CHECK(roce_feth_plt(&feth) == k.plt);
+		CHECK(roce_flush_verdict(k.sel, k.plt) == k.v);
+	}
+	/* every combination: OK exactly for global visibility alone */
+	for (unsigned sel = 0; sel < 4; sel++)
+		for (unsigned plt = 0; plt < 16; plt++)
+			CHECK((roce_flush_verdict(__u8(sel), __u8(plt)) == ROCE_FLUSH_OK) ==
+			      (sel <= 1 && plt == 1));
+	STATIC_REQUIRE(ROCE_FLUSH_PLT_GLOBAL == SOFTRNIC_FLUSH_GLOBAL);
+	STATIC_REQUIRE(ROCE_FLUSH_PLT_PERSISTENT == SOFTRNIC_FLUSH_PERSISTENT);
+	STATIC_REQUIRE(ROCE_FLUSH_SEL_RANGE == SOFTRNIC_FLUSH_RANGE);
+	STATIC_REQUIRE(ROCE_FLUSH_SEL_MR == SOFTRNIC_FLUSH_MR);
 }
