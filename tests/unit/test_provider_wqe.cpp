@@ -816,3 +816,103 @@ TEST_CASE("SRQ: post_srq_recv writes the SRQ ring and nothing else", "[provider]
 	CHECK(post_srq_recv(s->srq_ptr(), &wrs[4], &bad) == EINVAL);
 	CHECK(s->srqn() == 9);
 }
+
+TEST_CASE("QP: ATOMIC_WRITE and FLUSH through the builder", "[provider][wqe][qp_ex][mpe]")
+{
+	fake_qp q(SR_QP_RC, false, 8);
+	ibv_qp_ex *x = q.qpx();
+	REQUIRE(x->wr_atomic_write != nullptr);
+	const uint8_t value[8] = {1, 2, 3, 4, 5, 6, 7, 0x88};
+
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_atomic_write(x, 0x1234, 0xabc0, value);
+	ibv_wr_set_sge(x, 1, 2, 3); /* no SGEs for these: ignored */
+	x->wr_id = 2;
+	x->wr_flags = 0;
+	dv_wr_flush(x, 0x5678, 0xdef0, 4096, SOFTRNIC_FLUSH_GLOBAL, SOFTRNIC_FLUSH_RANGE);
+	x->wr_id = 3;
+	dv_wr_flush(x, 0x9abc, 0, 0xffffffffULL, SOFTRNIC_FLUSH_GLOBAL | SOFTRNIC_FLUSH_PERSISTENT,
+		    SOFTRNIC_FLUSH_MR);
+	REQUIRE(ibv_wr_complete(x) == 0);
+	REQUIRE(q.sqm.ctrl()->prod == 3);
+	CHECK(q.doorbells().size() == 1);
+
+	const auto &m = q.sqm;
+	for (uint32_t i = 0; i < 3; i++) {
+		INFO("WQE " << i);
+		CHECK(m.sqe(i).wr_id == i + 1);
+		CHECK(m.sqe(i).num_sge == 0);
+		CHECK(m.kernel_check(i, SR_QP_RC, 4, 128) == SR_WQE_OK);
+	}
+	CHECK(m.sqe(0).opcode == SOFTRNIC_WR_ATOMIC_WRITE);
+	CHECK(m.sqe(0).flags == (SOFTRNIC_WQE_F_SIGNALED | SOFTRNIC_WQE_F_FENCE));
+	CHECK(m.sqe(0).atomic.rkey == 0x1234);
+	CHECK(m.sqe(0).atomic.remote_addr == 0xabc0);
+	/* the 8 bytes in memory order, whatever the host's endianness */
+	CHECK(std::memcmp(&m.sqe(0).atomic.swap, value, 8) == 0);
+	CHECK(sr_wc_opcode_of_sqe(m.sqe(0).opcode) == IBV_WC_ATOMIC_WRITE);
+	CHECK(m.sqe(1).opcode == SOFTRNIC_WR_FLUSH);
+	CHECK(m.sqe(1).flush.rkey == 0x5678);
+	CHECK(m.sqe(1).flush.remote_addr == 0xdef0);
+	CHECK(m.sqe(1).flush.length == 4096);
+	CHECK(m.sqe(1).flush.type == SOFTRNIC_FLUSH_GLOBAL);
+	CHECK(m.sqe(1).flush.level == SOFTRNIC_FLUSH_RANGE);
+	CHECK(m.sqe(2).flush.length == 0xffffffffULL);
+	CHECK(m.sqe(2).flush.type == 3);
+	CHECK(m.sqe(2).flush.level == SOFTRNIC_FLUSH_MR);
+	CHECK(sr_wc_opcode_of_sqe(m.sqe(1).opcode) == 8); /* IBV_WC_FLUSH of rdma-core 45 */
+}
+
+TEST_CASE("QP: bad FLUSH and ATOMIC_WRITE batches post nothing", "[provider][wqe][qp_ex][mpe]")
+{
+	fake_qp q(SR_QP_RC, false, 8);
+	ibv_qp_ex *x = q.qpx();
+	const uint64_t v = 7;
+	struct bad {
+		uint64_t len;
+		uint8_t type, level;
+	};
+	for (const bad &b : {bad{8, 0, 0}, bad{8, 4, 0}, bad{8, 0x81, 0}, bad{8, 1, 2},
+			     bad{8, 1, 0xff}, bad{0x100000000ULL, 1, 0}, bad{~0ULL, 1, 1}}) {
+		INFO("len " << b.len << " type " << int{b.type} << " level " << int{b.level});
+		ibv_wr_start(x);
+		ibv_wr_atomic_write(x, 1, 8, &v);
+		dv_wr_flush(x, 1, 0, b.len, b.type, b.level);
+		CHECK(ibv_wr_complete(x) == EINVAL);
+	}
+	ibv_wr_start(x);
+	ibv_wr_atomic_write(x, 1, 8, nullptr);
+	CHECK(ibv_wr_complete(x) == EINVAL);
+	CHECK(q.sqm.ctrl()->prod == 0);
+	CHECK(q.doorbells().empty());
+
+	/* ibv_post_send has no encoding for either */
+	ibv_send_wr *badwr = nullptr;
+	ibv_send_wr wr = make_wr(1, IBV_WR_ATOMIC_WRITE);
+	CHECK(q.obj->post_send(&wr, &badwr) == EINVAL);
+	wr = make_wr(1, static_cast<ibv_wr_opcode>(SOFTRNIC_WR_FLUSH));
+	CHECK(q.obj->post_send(&wr, &badwr) == EINVAL);
+
+	/* a QP created without the FLUSH send op: the batch fails */
+	fake_qp nf(SR_QP_RC, false, 8);
+	nf.obj->enable_qp_ex(qp_rc_send_ops & ~qp_ex_with_flush);
+	ibv_qp_ex *y = nf.qpx();
+	ibv_wr_start(y);
+	dv_wr_flush(y, 1, 0, 8, SOFTRNIC_FLUSH_GLOBAL, SOFTRNIC_FLUSH_RANGE);
+	CHECK(ibv_wr_complete(y) == EINVAL);
+	CHECK(nf.sqm.ctrl()->prod == 0);
+
+	/* UD has neither */
+	fake_qp ud(SR_QP_UD, false, 8);
+	ibv_qp_ex *u = ud.qpx();
+	ibv_wr_start(u);
+	ud.obj->builder().wr_atomic_write(1, 0, 1, 8, &v);
+	CHECK(ibv_wr_complete(u) == EINVAL);
+
+	/* an ibv_qp_ex of another provider is left alone */
+	ibv_qp_ex foreign{};
+	dv_wr_flush(&foreign, 1, 0, 8, SOFTRNIC_FLUSH_GLOBAL, SOFTRNIC_FLUSH_RANGE);
+	dv_wr_flush(nullptr, 1, 0, 8, SOFTRNIC_FLUSH_GLOBAL, SOFTRNIC_FLUSH_RANGE);
+}

@@ -220,6 +220,13 @@ void op_wr_local_inv(ibv_qp_ex *x, uint32_t invalidate_rkey) noexcept
 		h->ex = invalidate_rkey;
 }
 
+void op_wr_atomic_write(ibv_qp_ex *x, uint32_t rkey, uint64_t remote_addr,
+			const void *atomic_wr) noexcept
+{
+	bq(x).wr_atomic_write(x->wr_id, x->wr_flags & ~IBV_SEND_INLINE, rkey, remote_addr,
+			      atomic_wr);
+}
+
 void op_wr_set_sge(ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t length) noexcept
 {
 	const ibv_sge sge{addr, length, lkey};
@@ -269,6 +276,9 @@ void qp::enable_qp_ex(uint64_t ops) noexcept
 		x.wr_bind_mw = op_wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		x.wr_send_inv = op_wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		x.wr_atomic_write = op_wr_atomic_write;
+	flush_enabled_ = (ops & qp_ex_with_flush) != 0;
 	x.wr_set_sge = op_wr_set_sge;
 	x.wr_set_sge_list = op_wr_set_sge_list;
 	x.wr_set_inline_data = op_wr_set_inline_data;
@@ -278,6 +288,27 @@ void qp::enable_qp_ex(uint64_t ops) noexcept
 	x.wr_complete = op_wr_complete;
 	x.wr_abort = op_wr_abort;
 	ibv()->comp_mask |= VERBS_QP_EX;
+}
+
+bool qp::owns(const ibv_qp_ex *x) noexcept
+{
+	/* Only our QPs have our builder: no other provider's object gets
+	 * mistaken for a softrnic::qp. */
+	return x && x->wr_start == op_wr_start;
+}
+
+void dv_wr_flush(ibv_qp_ex *x, uint32_t rkey, uint64_t remote_addr, uint64_t len, uint8_t type,
+		 uint8_t level) noexcept
+{
+	if (!qp::owns(x))
+		return; /* not ours: nothing to report it through */
+	qp *q = qp::from_qp_ex(x);
+	if (!q->flush_enabled()) {
+		q->builder().wr_fail(EINVAL);
+		return;
+	}
+	q->builder().wr_flush(x->wr_id, x->wr_flags & ~IBV_SEND_INLINE, rkey, remote_addr, len,
+			      type, level);
 }
 
 /* ----------------------------------------------------------------- verbs */

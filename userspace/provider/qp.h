@@ -42,12 +42,16 @@
 namespace softrnic
 {
 
+/* IBV_QP_EX_WITH_FLUSH of rdma-core >= 45 (not in v44's header): enables
+ * softrnicdv_wr_flush(). */
+inline constexpr uint64_t qp_ex_with_flush = uint64_t{1} << 11;
+
 /* send_ops_flags create_qp_ex accepts, per QP type. */
 inline constexpr uint64_t qp_rc_send_ops =
     IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
     IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
-    IBV_QP_EX_WITH_SEND_WITH_INV;
+    IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE | qp_ex_with_flush;
 inline constexpr uint64_t qp_ud_send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
 class qp final : public verbs_object<qp, verbs_qp>
@@ -79,6 +83,10 @@ public:
 	int wr_complete() noexcept;
 	void wr_abort() noexcept;
 	send_queue &builder() noexcept { return sq_; }
+	/* Was create_qp_ex given qp_ex_with_flush? */
+	bool flush_enabled() const noexcept { return flush_enabled_; }
+	/* Is this ibv_qp_ex one of ours, with the builder installed? */
+	static bool owns(const ibv_qp_ex *x) noexcept;
 
 private:
 	/* The empty POST_SEND / POST_RECV write(); 0 or errno. */
@@ -88,6 +96,7 @@ private:
 	send_queue sq_;
 	std::mutex rq_lock_;
 	recv_queue rq_;
+	bool flush_enabled_ = false;
 };
 
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept;
@@ -97,6 +106,10 @@ int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask, ibv_qp_init_attr *i
 int destroy_qp(ibv_qp *ibqp) noexcept;
 int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept;
 int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
+/* softrnicdv_wr_flush() (dv.cpp exports it): nothing for a QP not ours,
+ * EINVAL for the batch if the QP was not created with qp_ex_with_flush. */
+void dv_wr_flush(ibv_qp_ex *x, uint32_t rkey, uint64_t remote_addr, uint64_t len, uint8_t type,
+		 uint8_t level) noexcept;
 
 } // namespace softrnic
 

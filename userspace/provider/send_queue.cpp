@@ -47,10 +47,11 @@ softrnic_sge *sges_of(softrnic_sqe *h) noexcept
 }
 
 /* Opcodes a process may post: what sr_opcode_allowed() accepts, minus the
- * ones ibv_send_wr has no encoding for in this ABI. */
-bool sq_opcode_ok(uint8_t opcode, sr_qp_kind kind) noexcept
+ * ones ibv_send_wr has no encoding for (ATOMIC_WRITE's data, FLUSH's type
+ * and level): those only come from the builder. */
+bool sq_opcode_ok(uint8_t opcode, sr_qp_kind kind, bool builder = false) noexcept
 {
-	if (opcode == SOFTRNIC_WR_FLUSH || opcode == SOFTRNIC_WR_ATOMIC_WRITE)
+	if (!builder && (opcode == SOFTRNIC_WR_FLUSH || opcode == SOFTRNIC_WR_ATOMIC_WRITE))
 		return false;
 	return sr_opcode_allowed(opcode, kind);
 }
@@ -242,7 +243,7 @@ softrnic_sqe *send_queue::wr_begin(uint8_t opcode, uint64_t wr_id, unsigned int 
 {
 	if (batch_err_)
 		return nullptr;
-	if (!sq_opcode_ok(opcode, lim_.kind) || (send_flags & ~sq_send_flags)) {
+	if (!sq_opcode_ok(opcode, lim_.kind, true) || (send_flags & ~sq_send_flags)) {
 		fail(EINVAL);
 		return nullptr;
 	}
@@ -264,8 +265,9 @@ void send_queue::wr_set_sge_list(size_t num_sge, const ibv_sge *sg_list) noexcep
 {
 	if (!cur_)
 		return;
-	if (cur_->opcode == SOFTRNIC_WR_LOCAL_INV || cur_->opcode == SOFTRNIC_WR_BIND_MW)
-		return; /* carry no data */
+	if (cur_->opcode == SOFTRNIC_WR_LOCAL_INV || cur_->opcode == SOFTRNIC_WR_BIND_MW ||
+	    cur_->opcode == SOFTRNIC_WR_ATOMIC_WRITE || cur_->opcode == SOFTRNIC_WR_FLUSH)
+		return; /* carry no SGEs */
 	const int err = put_sges(cur_, sg_list, num_sge, lim_.max_sge);
 	if (err)
 		fail(err);
@@ -297,6 +299,39 @@ void send_queue::wr_set_ud(ibv_ah *ah_ptr, uint32_t remote_qpn, uint32_t remote_
 	cur_->ud.ah_num = ah::from_ibv(ah_ptr)->ah_num();
 	cur_->ud.remote_qpn = remote_qpn;
 	cur_->ud.remote_qkey = remote_qkey;
+}
+
+void send_queue::wr_atomic_write(uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+				 uint64_t remote_addr, const void *value) noexcept
+{
+	if (!value) {
+		fail(EINVAL);
+		return;
+	}
+	softrnic_sqe *h = wr_begin(SOFTRNIC_WR_ATOMIC_WRITE, wr_id, send_flags);
+	if (!h)
+		return;
+	h->atomic.remote_addr = remote_addr;
+	h->atomic.rkey = rkey;
+	std::memcpy(&h->atomic.swap, value, sizeof(h->atomic.swap)); /* memory order */
+}
+
+void send_queue::wr_flush(uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+			  uint64_t remote_addr, uint64_t length, uint8_t type,
+			  uint8_t level) noexcept
+{
+	if (!sr_flush_wqe_valid(type, level, length)) {
+		fail(EINVAL);
+		return;
+	}
+	softrnic_sqe *h = wr_begin(SOFTRNIC_WR_FLUSH, wr_id, send_flags);
+	if (!h)
+		return;
+	h->flush.remote_addr = remote_addr;
+	h->flush.length = length;
+	h->flush.rkey = rkey;
+	h->flush.type = type;
+	h->flush.level = level;
 }
 
 int send_queue::wr_complete() noexcept

@@ -9,6 +9,8 @@
  *   - the wr_* builder behind ibv_qp_ex (ibv_wr_start ... ibv_wr_complete):
  *     each wr_<opcode>() takes a slot, the wr_set_*() calls fill it in, and
  *     wr_complete() publishes the batch, or drops it if any call failed.
+ *     ATOMIC_WRITE (ibv_wr_atomic_write) and FLUSH (softrnicdv_wr_flush)
+ *     exist only here: ibv_send_wr has no encoding for them.
  *
  * Encoding (softrnic-abi.h): opcode = IBV_WR_* (numerically the ABI's),
  * flags from send_flags (SIGNALED forced on with sq_sig_all), imm_data as
@@ -78,6 +80,15 @@ public:
 	void wr_set_sge_list(size_t num_sge, const ibv_sge *sg_list) noexcept;
 	void wr_set_inline_list(size_t num_buf, const ibv_data_buf *buf_list) noexcept;
 	void wr_set_ud(ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept;
+	/* ATOMIC_WRITE: the 8 bytes at value, copied now. */
+	void wr_atomic_write(uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+			     uint64_t remote_addr, const void *value) noexcept;
+	/* FLUSH (softrnicdv_wr_flush): EINVAL for the batch unless
+	 * sr_flush_wqe_valid(type, level, length). */
+	void wr_flush(uint64_t wr_id, unsigned int send_flags, uint32_t rkey, uint64_t remote_addr,
+		      uint64_t length, uint8_t type, uint8_t level) noexcept;
+	/* Fails the batch with err (e.g. an opcode the QP was not created for). */
+	void wr_fail(int err) noexcept { fail(err); }
 	/* 0 and the batch published (possibly empty), or the first error and
 	 * nothing of the batch posted. */
 	int wr_complete() noexcept;

@@ -24,9 +24,13 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
-	/* nothing is exported, not even the constructor */
+	/* the constructor is not exported; the direct verbs are, versioned */
 	if (dlsym(provider, "softrnic_register_provider") != nullptr) {
 		std::fprintf(stderr, "%s exports its constructor\n", argv[1]);
+		return 1;
+	}
+	if (dlvsym(provider, "softrnicdv_wr_flush", "SOFTRNICDV_1.0") == nullptr) {
+		std::fprintf(stderr, "%s: no softrnicdv_wr_flush@SOFTRNICDV_1.0\n", argv[1]);
 		return 1;
 	}
 	std::puts("loaded");
