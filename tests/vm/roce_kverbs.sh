@@ -9,7 +9,7 @@
 # with traffic in flight; ULP I/O chains (LOCAL_INV + REG_MR + SEND in one
 # post, answered by SEND_WITH_INV), a 1 MiB fast-reg MR over 256 pages
 # and ib_dereg_mr under a WRITE, SRQ, immediate data, inline, RNR.
-# Then: nothing left behind; `rdma link delete` and netdev removal while
+# Again over the IPv6 GIDs.  Then: nothing left behind; `rdma link delete` and netdev removal while
 # a kernel ULP (hold=1, an ib_client) has traffic running.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +46,17 @@ assert_eq "$after0" "$base0" "roce0 objects after the test"
 assert_eq "$after1" "$base1" "roce1 objects after the test"
 
 rdma statistic show link roce0/1 || true
+
+# The same over the IPv6 GIDs (fd00::1 <-> fd00::2).
+wait_gid h0 roce0 "$GID6_0"
+wait_gid h1 roce1 "$GID6_1"
+dmesg -C
+insmod "$KO" dev0=roce0 dev1=roce1 ipv6=1 || die "insmod softrnic_rctest ipv6=1"
+dmesg | grep 'rctest:.*\(GID\|done\|FAIL\)'
+rmmod softrnic_rctest || die "rmmod softrnic_rctest"
+dmesg | grep -q 'rctest: roce0: GID fd00:' || die "IPv6 GID not used"
+dmesg | grep -q 'rctest: done: [0-9]* checks, 0 failed' ||
+	die "kernel-verbs RC checks over IPv6 failed"
 
 # Device removal under a kernel ULP: hold=1 leaves callback-driven traffic
 # running; its ib_client remove callback must drain and free everything,

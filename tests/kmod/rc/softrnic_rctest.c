@@ -35,6 +35,9 @@ MODULE_PARM_DESC(dev0, "requester device (any netns)");
 static char *dev1 = "roce1";
 module_param(dev1, charp, 0444);
 MODULE_PARM_DESC(dev1, "target device (any netns)");
+static bool ipv6;
+module_param(ipv6, bool, 0444);
+MODULE_PARM_DESC(ipv6, "use the RoCE v2 IPv6 (global) GIDs instead of IPv4");
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "no checks: leave traffic running until device removal or rmmod");
@@ -90,10 +93,14 @@ static void rc_comp(struct ib_cq *cq, void *ctx)
 {
 }
 
-/* The RoCE v2 IPv4 GID of port 1, and the MAC of its netdev. */
+/*
+ * The RoCE v2 IPv4 GID of port 1 (ipv6: its global IPv6 GID), and the MAC
+ * of its netdev.
+ */
 static int find_gid(struct side *s)
 {
 	const struct ib_gid_attr *attr;
+	const struct in6_addr *a6;
 	struct net_device *ndev;
 	int i;
 
@@ -104,8 +111,11 @@ static int find_gid(struct side *s)
 				break;
 			continue;
 		}
+		a6 = (const struct in6_addr *)attr->gid.raw;
 		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+		    (ipv6 ? !ipv6_addr_v4mapped(a6) &&
+			    !(ipv6_addr_type(a6) & IPV6_ADDR_LINKLOCAL) :
+			    ipv6_addr_v4mapped(a6))) {
 			rcu_read_lock();
 			ndev = rdma_read_gid_attr_ndev_rcu(attr);
 			if (!IS_ERR(ndev))
@@ -2298,7 +2308,8 @@ static int side_init(struct side *s, const char *name)
 	if (!CHECK(s->dev, "device %s", name))
 		return -ENODEV;
 	err = find_gid(s);
-	if (!CHECK(!err, "%s: RoCE v2 IPv4 GID: %d", name, err))
+	if (!CHECK(!err, "%s: RoCE v2 %s GID: %d", name,
+		   ipv6 ? "IPv6" : "IPv4", err))
 		return err;
 	s->pd = ib_alloc_pd(s->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	s->pd2 = ib_alloc_pd(s->dev, 0);
