@@ -12,7 +12,12 @@
 #     50%: success/ordering cases and 300 stress rounds each (WRITE data,
 #     ATOMIC WRITE flag=A, WRITE flag=B, FLUSH; the data exact and the flag
 #     B: a duplicate ATOMIC WRITE executed twice would put A back); the
-#     responders must have seen duplicates / the requesters retransmitted.
+#     responders must have seen duplicates / the requesters retransmitted;
+#   - rdma_rxe of Linux 6.1 (rxe0 on sr0 in init_net) as the responder: it
+#     knows neither opcode and drops them, so each ends in
+#     IBV_WC_RETRY_EXC_ERR with rxe's memory untouched, and WRITE/READ on
+#     a new QP pair with it are exact afterwards (interop unharmed; the
+#     full interop suites are roce_pingpong.sh and roce_perftest.sh).
 # SOFTRNIC_USERSPACE_BUILD=DIR uses DIR's programs.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -84,6 +89,12 @@ dup=$(($(counter roce1 duplicate_requests) - dup1))
 log "duplicate 10%: roce1 answered $dup duplicate requests without executing them"
 
 rdma link delete roce0 || die "delete roce0"
+modprobe rdma_rxe || die "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+wait_gid r0 rxe0 "$GID4_0"
+run rxe-peer -a roce1 -x "$g1" -b rxe0 -y "$r0" --peer-without-mpe
+rdma link delete rxe0
+modprobe -r rdma_rxe
 in_peer rdma link delete roce1 || die "delete roce1"
 net_teardown
 echo "roce_flush_atomic_write OK"

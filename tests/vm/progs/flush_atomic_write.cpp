@@ -6,7 +6,7 @@
  * tests/vm/roce_flush_atomic_write.sh.
  *
  *   softrnic-mpe-test -a DEV -x GIDIDX -b DEV -y GIDIDX [--stress N] [--seed S]
- *                     [--skip-errors]
+ *                     [--skip-errors] [--peer-without-mpe]
  *
  * DEV a is the requester, DEV b the responder.  ATOMIC WRITE goes through
  * ibv_wr_atomic_write(), FLUSH through softrnicdv_wr_flush() (softrnicdv.h;
@@ -34,6 +34,11 @@
  * FLUSH (and every 4th round a READ back), checked after the FLUSH
  * completes: the data exact, the flag B (a duplicate ATOMIC WRITE executed
  * again would have put A back).  Run under netem loss/duplicate/reorder.
+ *
+ * --peer-without-mpe: the responder (dev b) does not know the two opcodes
+ * (rdma_rxe of Linux 6.1 drops them as unknown): each must end in
+ * IBV_WC_RETRY_EXC_ERR with the target untouched, and a new QP pair then
+ * moves WRITE and READ data exactly.
  *
  * Exit 0 if every check passed, 1 if one failed, 2 on a setup error.
  */
@@ -151,9 +156,11 @@ struct PairOpts {
 	int b_access = all_remote; /* the responder QP's access flags */
 	bool flush_op = true;	   /* create the requester with FLUSH */
 	uint8_t max_rd_atomic = 16;
+	bool b_basic = false; /* responder QP: WRITE/READ/SEND ops only */
+	uint8_t retry_cnt = 7;
 };
 
-ibv_qp *create_qp(Dev &d, bool flush_op)
+ibv_qp *create_qp(Dev &d, bool flush_op, bool basic = false)
 {
 	ibv_qp_init_attr_ex a{};
 	a.send_cq = d.cq;
@@ -165,9 +172,11 @@ ibv_qp *create_qp(Dev &d, bool flush_op)
 	a.cap.max_recv_sge = 1;
 	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	a.pd = d.pd;
-	a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
-			   IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_SEND |
-			   (flush_op ? SOFTRNICDV_QP_EX_WITH_FLUSH : 0);
+	a.send_ops_flags =
+	    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_SEND;
+	if (!basic)
+		a.send_ops_flags |=
+		    IBV_QP_EX_WITH_ATOMIC_WRITE | (flush_op ? SOFTRNICDV_QP_EX_WITH_FLUSH : 0);
 	ibv_qp *qp = ibv_create_qp_ex(d.ctx, &a);
 	if (!qp)
 		fatal("ibv_create_qp_ex: %s", std::strerror(errno));
@@ -175,7 +184,7 @@ ibv_qp *create_qp(Dev &d, bool flush_op)
 }
 
 void to_rts(ibv_qp *qp, const Dev &me, const Dev &peer, uint32_t peer_qpn, int access,
-	    uint8_t rd_atomic)
+	    uint8_t rd_atomic, uint8_t retry_cnt = 7)
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
@@ -204,7 +213,7 @@ void to_rts(ibv_qp *qp, const Dev &me, const Dev &peer, uint32_t peer_qpn, int a
 	a = {};
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14; /* 67 ms */
-	a.retry_cnt = 7;
+	a.retry_cnt = retry_cnt;
 	a.rnr_retry = 7;
 	a.sq_psn = 0x100;
 	a.max_rd_atomic = rd_atomic;
@@ -224,8 +233,8 @@ Pair make_pair(Dev &A, Dev &B, const PairOpts &o = {})
 {
 	Pair p;
 	p.a = create_qp(A, o.flush_op);
-	p.b = create_qp(B, true);
-	to_rts(p.a, A, B, p.b->qp_num, all_remote, o.max_rd_atomic);
+	p.b = create_qp(B, true, o.b_basic);
+	to_rts(p.a, A, B, p.b->qp_num, all_remote, o.max_rd_atomic, o.retry_cnt);
 	to_rts(p.b, B, A, p.a->qp_num, o.b_access, o.max_rd_atomic);
 	p.x = ibv_qp_to_qp_ex(p.a);
 	return p;
@@ -655,6 +664,59 @@ void case_errors(Dev &A, Dev &B, Mem &m)
 	std::printf("ok: bad type, level, length, data, and a QP without FLUSH: EINVAL\n");
 }
 
+/* A responder that drops both opcodes as unknown (Linux 6.1's rxe). */
+void case_peer_without_mpe(Dev &A, Dev &B, Mem &m)
+{
+	PairOpts o;
+	o.b_basic = true;
+	o.retry_cnt = 2;
+	const uint64_t v = 0x5555aaaa5555aaaaULL;
+	for (int op = 0; op < 2; op++) {
+		const char *what =
+		    op ? "FLUSH to a peer without it" : "ATOMIC WRITE to a peer without it";
+		Pair p = make_pair(A, B, o);
+		fill_guard(m);
+		ibv_wr_start(p.x);
+		p.x->wr_id = 1;
+		p.x->wr_flags = IBV_SEND_SIGNALED;
+		if (op)
+			softrnicdv_wr_flush(p.x, m.rw->rkey, (uintptr_t)m.tgt, 64,
+					    SOFTRNICDV_FLUSH_GLOBAL, SOFTRNICDV_FLUSH_RANGE);
+		else
+			ibv_wr_atomic_write(p.x, m.rw->rkey, (uintptr_t)m.tgt + 64, &v);
+		CHECK(ibv_wr_complete(p.x) == 0, "%s: post", what);
+		ibv_wc wc = poll_one(A.cq, 60);
+		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+		      "%s: wr_id %" PRIu64 " status %s, want retry exceeded", what, wc.wr_id,
+		      st(wc.status));
+		guard_intact(m, what);
+		std::printf("ok: %s -> %s, target untouched\n", what, st(wc.status));
+		destroy_pair(p, A, B);
+	}
+	/* and ordinary traffic on a new pair is exact */
+	Pair p = make_pair(A, B, o);
+	const size_t len = 40000;
+	for (size_t i = 0; i < len; i++)
+		m.src[i] = data_byte(9, i);
+	std::memset(m.rbuf, 0, len);
+	ibv_wr_start(p.x);
+	p.x->wr_flags = IBV_SEND_SIGNALED;
+	p.x->wr_id = 1;
+	ibv_wr_rdma_write(p.x, m.rw->rkey, (uintptr_t)m.tgt);
+	ibv_wr_set_sge(p.x, m.src_mr->lkey, (uintptr_t)m.src, len);
+	p.x->wr_id = 2;
+	ibv_wr_rdma_read(p.x, m.rw->rkey, (uintptr_t)m.tgt);
+	ibv_wr_set_sge(p.x, m.rbuf_mr->lkey, (uintptr_t)m.rbuf, len);
+	CHECK(ibv_wr_complete(p.x) == 0, "WRITE + READ: post");
+	if (expect_ok(A.cq, 1, IBV_WC_RDMA_WRITE, "WRITE after the failures") &&
+	    expect_ok(A.cq, 2, IBV_WC_RDMA_READ, "READ after the failures")) {
+		CHECK(std::memcmp(m.tgt, m.src, len) == 0, "WRITE data wrong at the peer");
+		CHECK(std::memcmp(m.rbuf, m.src, len) == 0, "READ data wrong");
+	}
+	std::printf("ok: WRITE and READ on a new QP pair afterwards\n");
+	destroy_pair(p, A, B);
+}
+
 void stress(Dev &A, Dev &B, Mem &m, int rounds, uint64_t seed)
 {
 	Pair p = make_pair(A, B);
@@ -721,11 +783,12 @@ void stress(Dev &A, Dev &B, Mem &m, int rounds, uint64_t seed)
 int main(int argc, char **argv)
 {
 	const char *dev_a = nullptr, *dev_b = nullptr;
-	int gid_a = -1, gid_b = -1, rounds = 0, skip_errors = 0;
+	int gid_a = -1, gid_b = -1, rounds = 0, skip_errors = 0, no_mpe = 0;
 	uint64_t seed = 1;
 	static const option longopts[] = {{"stress", required_argument, nullptr, 's'},
 					  {"seed", required_argument, nullptr, 'S'},
 					  {"skip-errors", no_argument, &skip_errors, 1},
+					  {"peer-without-mpe", no_argument, &no_mpe, 1},
 					  {nullptr, 0, nullptr, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "a:b:x:y:", longopts, nullptr)) != -1) {
@@ -753,7 +816,7 @@ int main(int argc, char **argv)
 		default:
 			std::fprintf(stderr,
 				     "usage: %s -a DEV -x GID -b DEV -y GID [--stress N] "
-				     "[--seed S] [--skip-errors]\n",
+				     "[--seed S] [--skip-errors] [--peer-without-mpe]\n",
 				     argv[0]);
 			return 2;
 		}
@@ -775,7 +838,9 @@ int main(int argc, char **argv)
 	m.src_mr = reg(A, m.src, src_size, IBV_ACCESS_LOCAL_WRITE);
 	m.rbuf_mr = reg(A, m.rbuf, src_size, IBV_ACCESS_LOCAL_WRITE);
 
-	if (rounds) {
+	if (no_mpe) {
+		case_peer_without_mpe(A, B, m);
+	} else if (rounds) {
 		stress(A, B, m, rounds, seed);
 	} else {
 		case_success(A, B, m);
