@@ -9,7 +9,8 @@
 # with traffic in flight; ULP I/O chains (LOCAL_INV + REG_MR + SEND in one
 # post, answered by SEND_WITH_INV), a 1 MiB fast-reg MR over 256 pages
 # and ib_dereg_mr under a WRITE, SRQ, immediate data, inline, RNR.
-# Again over the IPv6 GIDs.  Then: nothing left behind; `rdma link delete` and netdev removal while
+# Again over the IPv6 GIDs, and with the requester side on rdma_rxe.
+# Then: nothing left behind; `rdma link delete` and netdev removal while
 # a kernel ULP (hold=1, an ib_client) has traffic running.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +58,26 @@ rmmod softrnic_rctest || die "rmmod softrnic_rctest"
 dmesg | grep -q 'rctest: roce0: GID fd00:' || die "IPv6 GID not used"
 dmesg | grep -q 'rctest: done: [0-9]* checks, 0 failed' ||
 	die "kernel-verbs RC checks over IPv6 failed"
+
+# Interop: the requester side on rdma_rxe (init_net, where it must be on
+# 6.1, instead of roce0: both want UDP 4791 there), the target on roce1.
+# All checks hold (the target's behaviour is ours).  The other way round
+# rxe's responder departs from the spec (ACKs a failed SEND_WITH_INV,
+# accepts REG_MR granting remote write without local write).
+rdma link delete roce0 || die "delete roce0"
+modprobe rdma_rxe || die "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+wait_gid r0 rxe0 "$GID4_0"
+dmesg -C
+insmod "$KO" dev0=rxe0 dev1=roce1 || die "insmod softrnic_rctest dev0=rxe0"
+dmesg | grep 'rctest:.*\(done\|FAIL\)'
+rmmod softrnic_rctest || die "rmmod softrnic_rctest"
+dmesg | grep -q 'rctest: done: [0-9]* checks, 0 failed' ||
+	die "kernel-verbs RC checks rxe -> softrnic failed"
+rdma link delete rxe0 || die "delete rxe0"
+modprobe -r rdma_rxe || die "modprobe -r rdma_rxe"
+rdma link add roce0 type roce netdev sr0 || die "add roce0 again"
+wait_gid g0 roce0 "$GID4_0"
 
 # Device removal under a kernel ULP: hold=1 leaves callback-driven traffic
 # running; its ib_client remove callback must drain and free everything,
