@@ -1674,6 +1674,93 @@ void case_sge()
 }
 
 /* ------------------------------------------------------------------ */
+/* Cases: 2 GiB messages */
+
+enum LargeOp { L_WRITE, L_READ, L_SEND };
+
+/*
+ * One message of 2^31 bytes.  The client's 32 SGEs all cover the same 64
+ * MiB of virtual memory, which is a 1 MiB memfd mapped 64 times; the
+ * server's MR is 2 GiB of virtual memory, a 2 MiB memfd mapped 1024
+ * times.  Message byte x is client byte x mod 1 MiB; the server's byte p
+ * ends up as the last message byte placed there.
+ */
+void case_large(LargeOp op)
+{
+	static const char *const names[] = {"large-write", "large-read", "large-send"};
+	case_begin(names[op]);
+	Setup s{};
+	s.nrecv = op == L_SEND ? 1 : 0;
+	s.recv_sge = LARGE_SGES;
+	connect_case(s, 7, true);
+	Client &c = *cl;
+	if (c.me.max_msg_sz < LARGE_MSG || c.srv.max_msg_sz < LARGE_MSG ||
+	    c.send_sge < LARGE_SGES || c.srv.max_recv_sge < LARGE_SGES) {
+		bad("max_msg_sz %" PRIu64 "/%" PRIu64
+		    " or SGEs %u/%u too small for 2 GiB in 32 SGEs",
+		    c.me.max_msg_sz, c.srv.max_msg_sz, c.send_sge, c.srv.max_recv_sge);
+		case_end();
+		return;
+	}
+	ibv_sge sg[LARGE_SGES];
+	for (auto &g : sg)
+		g = {laddr(0), (uint32_t)CLI_SPAN, c.mr->lkey};
+	Wr w(1,
+	     op == L_WRITE  ? IBV_WR_RDMA_WRITE
+	     : op == L_READ ? IBV_WR_RDMA_READ
+			    : IBV_WR_SEND,
+	     0, 0);
+	w.wr.sg_list = sg;
+	w.wr.num_sge = LARGE_SGES;
+	w.rdma(c.srv.addr[R_FULL], c.srv.rkey[R_FULL]);
+	if (op == L_READ) /* the destination starts out as something else */
+		std::memset(c.mem.phys, 0xa5, CLI_MEMFD);
+	ibv_send_wr *badwr;
+	double t0 = now_s();
+	if (int err = ibv_post_send(c.qp.get(), &w.wr, &badwr))
+		fatal("ibv_post_send of 2 GiB: %s", std::strerror(err));
+	auto wcs = poll_n(c.scq.get(), 1, (int)(deadline.ms_left(600000)));
+	double dt = now_s() - t0;
+	if (wcs.empty() || wcs[0].status != IBV_WC_SUCCESS) {
+		bad("%s of 2 GiB: %s", names[op],
+		    wcs.empty() ? "no completion" : wc_str(wcs[0]).c_str());
+	} else {
+		msg("case %s: 2 GiB in %.1f s (%.0f MB/s)", names[op], dt, LARGE_MSG / dt / 1e6);
+		if (op == L_READ && wcs[0].byte_len != LARGE_MSG)
+			bad("READ byte_len %u, expected %" PRIu64, wcs[0].byte_len, LARGE_MSG);
+	}
+	CheckReq cr{10000, op == L_SEND ? 1U : 0U, IBV_QPS_RTS, 0, {}};
+	if (op != L_READ) {
+		/* server byte p = message byte x with x = p (mod 2 MiB): client byte p mod 1 MiB */
+		cr.nranges = 2;
+		cr.r[0] = {0, CLI_MEMFD, c.key, 0};
+		cr.r[1] = {CLI_MEMFD, CLI_MEMFD, c.key, 0};
+	}
+	CheckRep rep = check(cr);
+	if (op == L_SEND) {
+		expect_recvs(rep, {IBV_WC_SUCCESS});
+		if (rep.nwc && rep.wc[0].byte_len != LARGE_MSG)
+			bad("receive byte_len %u, expected %" PRIu64, rep.wc[0].byte_len,
+			    LARGE_MSG);
+	}
+	if (rep.bad)
+		bad("server's memory: %" PRIu64 " bytes wrong, first at %" PRIu64, rep.bad,
+		    rep.first_bad);
+	if (rep.qp_state != IBV_QPS_RTS || qp_state(c.qp.get()) != IBV_QPS_RTS)
+		bad("a QP left RTS");
+	if (op == L_READ) {
+		/* client byte q: the last message byte y = q (mod 1 MiB), y = 2047 MiB + q,
+		 * which is server byte y mod 2 MiB = 1 MiB + q of the guard */
+		size_t first = 0;
+		uint64_t nbad = check_stream(c.mem.phys, s.guard_key ? s.guard_key : guard_key(),
+					     CLI_MEMFD, CLI_MEMFD, &first);
+		if (nbad)
+			bad("READ destination: %" PRIu64 " bytes wrong, first at %zu", nbad, first);
+	}
+	case_end();
+}
+
+/* ------------------------------------------------------------------ */
 
 void run_cases()
 {
@@ -1709,6 +1796,11 @@ void run_cases()
 	}
 	if (on("max-sge", "sge"))
 		case_sge();
+	for (int op = L_WRITE; op <= L_SEND; op++) {
+		static const char *const names[] = {"large-write", "large-read", "large-send"};
+		if (on(names[op], "large"))
+			case_large((LargeOp)op);
+	}
 }
 
 void client()
