@@ -20,6 +20,7 @@
  * takes a fresh QP pair.
  */
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/random.h>
@@ -42,14 +43,14 @@ static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "no checks: leave traffic running until device removal or rmmod");
 
-static int checks, failures;
+static atomic_t checks, failures;
 
 #define CHECK(cond, fmt, ...)						\
 	({								\
 		bool __ok = (cond);					\
-		checks++;						\
+		atomic_inc(&checks);					\
 		if (!__ok) {						\
-			failures++;					\
+			atomic_inc(&failures);				\
 			pr_err("rctest: FAIL %s:%d: %s: " fmt "\n",	\
 			       __func__, __LINE__, #cond, ##__VA_ARGS__); \
 		}							\
@@ -220,22 +221,28 @@ static int pair_new_cq(struct pair *p, struct ib_pd *pd1, struct ib_cq *scq0,
 	int err;
 
 	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0, NULL);
-	if (IS_ERR(p->qp[0]))
-		return PTR_ERR(p->qp[0]);
+	if (IS_ERR(p->qp[0])) {
+		err = PTR_ERR(p->qp[0]);
+		goto fail;
+	}
 	p->qp[1] = mk_qp(pd1, scq1, rcq1, qp_srq);
 	qp_srq = NULL;
 	if (IS_ERR(p->qp[1])) {
 		ib_destroy_qp(p->qp[0]);
-		return PTR_ERR(p->qp[1]);
+		err = PTR_ERR(p->qp[1]);
+		goto fail;
 	}
 	err = qp_connect(p->qp[0], &S[0], &S[1], p->qp[1]->qp_num, psn0, psn1);
 	if (!err)
 		err = qp_connect(p->qp[1], &S[1], &S[0], p->qp[0]->qp_num,
 				 psn1, psn0);
-	if (err) {
-		ib_destroy_qp(p->qp[0]);
-		ib_destroy_qp(p->qp[1]);
-	}
+	if (!err)
+		return 0;
+	ib_destroy_qp(p->qp[0]);
+	ib_destroy_qp(p->qp[1]);
+fail:
+	p->qp[0] = NULL;	/* nothing to destroy */
+	p->qp[1] = NULL;
 	return err;
 }
 
@@ -529,7 +536,7 @@ static void test_read(struct pair *p, u32 len, u32 roff, int ns)
 static void test_data_path(void)
 {
 	struct pair p;
-	int i, before = failures;
+	int i, before = atomic_read(&failures);
 
 	if (!pair_new(&p))
 		return;
@@ -548,7 +555,7 @@ static void test_data_path(void)
 	      qp_state(p.qp[1]) == IB_QPS_RTS, "QPs still RTS");
 	pair_free(&p);
 	pr_info("rctest: data path (SEND/WRITE/READ 1 B..1 MiB): %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -838,7 +845,7 @@ static void test_fast_reg(void)
 	struct ib_wc wc;
 	u32 old_rkey;
 	u8 key = get_random_u32() & 0xff;
-	int before = failures;
+	int before = atomic_read(&failures);
 
 	f = fr_alloc(S[1].pd);
 	if (!CHECK(f, "fast-reg MR"))
@@ -935,7 +942,7 @@ static void test_fast_reg(void)
 out:
 	fr_free(f);
 	pr_info("rctest: fast registration and invalidation: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /*
@@ -971,7 +978,7 @@ static void test_inv_errors(void)
 	};
 	struct pair p2, p;
 	struct fr *f;
-	int before = failures;
+	int before = atomic_read(&failures);
 
 	/* A fast-reg MR of pd2, registered through a QP of pd2. */
 	f = fr_alloc(S[1].pd2);
@@ -1018,7 +1025,7 @@ out_p2:
 out:
 	fr_free(f);
 	pr_info("rctest: refused invalidations: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1067,7 +1074,7 @@ static void test_atomics(void)
 	struct pair p;
 	struct fr *f;
 	u64 *word, res, raddr;
-	int before = failures;
+	int before = atomic_read(&failures);
 
 	f = fr_alloc(S[1].pd);
 	if (!CHECK(f, "atomic MR"))
@@ -1114,7 +1121,7 @@ out_p:
 	pair_free(&p);
 out:
 	fr_free(f);
-	pr_info("rctest: atomics: %d failed\n", failures - before);
+	pr_info("rctest: atomics: %d failed\n", atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1130,143 +1137,240 @@ struct desc {
 };
 
 /*
- * nvme-rdma/xprtrdma style I/O, 12 rounds: side 1 posts [LOCAL_INV of the
+ * nvme-rdma/xprtrdma style I/O rounds: side 1 posts [LOCAL_INV of the
  * previous key (unless invalidated remotely), REG_MR, SEND of the
- * descriptor] as one chain,
- * only the SEND signaled; side 0 WRITEs through the descriptor and answers
- * with SEND_WITH_INV (odd rounds) or a SEND; side 1 checks the data and
- * the invalidated rkey.
+ * descriptor] as one chain, only the SEND signaled; side 0 WRITEs through
+ * the descriptor at once and answers with SEND_WITH_INV (odd rounds) or a
+ * SEND; side 1 checks the data and the invalidated rkey.  Each context
+ * has its own QP pair, CQs, MR and 64 KiB slice of both buffers, so
+ * several run at once (one per "hardware queue").
  */
-static void test_io_chain(void)
+#define IO_SLICE	(64 * 1024)
+
+struct io_ctx {
+	struct pair p;
+	struct ib_cq *cq[2];
+	struct fr *f;
+	u32 off;		/* slice of S[i].buf */
+	u32 prev;		/* key still VALID from the last round */
+	int rounds, bad_rounds;
+	struct completion done;
+};
+
+/* One round; false (with a CHECK failed) if it went wrong. */
+static bool io_round(struct io_ctx *c, int round)
 {
 	struct ib_sge dsge, rsge, wsge;
 	struct ib_send_wr send, inv;
 	struct ib_reg_wr reg;
+	const struct ib_send_wr *badw;
+	bool remote_inv = round & 1;
+	struct fr *f = c->f;
+	u64 dma0 = S[0].dma + c->off, dma1 = S[1].dma + c->off;
+	u8 *buf0 = S[0].buf + c->off, *buf1 = S[1].buf + c->off;
 	struct desc *d;
-	struct pair p;
 	struct ib_wc wc;
-	struct fr *f;
 	long bad;
-	int round, before = failures;
-	u32 i, prev = 0;
+	u32 i;
 
-	f = fr_alloc(S[1].pd);
-	if (!CHECK(f, "fast-reg MR") || !pair_new(&p))
-		goto out;
-	for (round = 0; round < 12; round++) {
-		bool remote_inv = round & 1;
-		const struct ib_send_wr *badw;
+	/* side 0: a receive for the descriptor; side 1: for the answer */
+	rsge = (struct ib_sge){ .addr = dma0 + IO_SLICE - 64, .length = 64,
+				.lkey = S[0].pd->local_dma_lkey };
+	if (!CHECK(!post_recv(c->p.qp[0], 0xd0, &rsge, 1), "recv"))
+		return false;
+	rsge = (struct ib_sge){ .addr = dma1 + IO_SLICE - 64, .length = 64,
+				.lkey = S[1].pd->local_dma_lkey };
+	if (!CHECK(!post_recv(c->p.qp[1], 0xd1, &rsge, 1), "recv"))
+		return false;
 
-		/* side 0: one receive for the descriptor */
-		rsge = (struct ib_sge){ .addr = S[0].dma + MIB - 64,
-					.length = 64,
-					.lkey = S[0].pd->local_dma_lkey };
-		if (!CHECK(!post_recv(p.qp[0], 0xd0, &rsge, 1), "recv"))
-			break;
-		/* side 1: one receive for the answer */
-		rsge = (struct ib_sge){ .addr = S[1].dma + MIB - 64,
-					.length = 64,
-					.lkey = S[1].pd->local_dma_lkey };
-		if (!CHECK(!post_recv(p.qp[1], 0xd1, &rsge, 1), "recv"))
-			break;
+	/* side 1: [LOCAL_INV,] REG_MR, SEND descriptor */
+	if (!CHECK(ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL, PAGE_SIZE) ==
+		   f->nents, "map"))
+		return false;
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+	d = (struct desc *)(buf1 + IO_SLICE - 128);
+	d->addr = f->mr->iova;
+	d->rkey = f->mr->rkey;
+	d->len = FR_LEN;
+	dsge = (struct ib_sge){ .addr = dma1 + IO_SLICE - 128,
+				.length = sizeof(*d),
+				.lkey = S[1].pd->local_dma_lkey };
+	send = (struct ib_send_wr){ .wr_id = 0x5d, .opcode = IB_WR_SEND,
+				    .send_flags = IB_SEND_SIGNALED,
+				    .sg_list = &dsge, .num_sge = 1 };
+	reg = (struct ib_reg_wr){
+		.wr = { .wr_id = 0x4d, .opcode = IB_WR_REG_MR, .next = &send },
+		.mr = f->mr, .key = f->mr->rkey, .access = FR_ACCESS,
+	};
+	inv = (struct ib_send_wr){ .wr_id = 0x1d, .opcode = IB_WR_LOCAL_INV,
+				   .ex.invalidate_rkey = c->prev,
+				   .next = &reg.wr };
+	if (!CHECK(!ib_post_send(c->p.qp[1], c->prev ? &inv : &reg.wr, &badw),
+		   "round %d: post chain", round))
+		return false;
 
-		/* side 1: [LOCAL_INV,] REG_MR, SEND descriptor */
-		CHECK(ib_map_mr_sg(f->mr, f->sgl, f->nents, NULL,
-				   PAGE_SIZE) == f->nents, "map");
-		ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
-		d = (struct desc *)(S[1].buf + MIB - 128);
-		d->addr = f->mr->iova;
-		d->rkey = f->mr->rkey;
-		d->len = FR_LEN;
-		dsge = (struct ib_sge){ .addr = S[1].dma + MIB - 128,
-					.length = sizeof(*d),
-					.lkey = S[1].pd->local_dma_lkey };
-		send = (struct ib_send_wr){ .wr_id = 0x5d, .opcode = IB_WR_SEND,
-					    .send_flags = IB_SEND_SIGNALED,
-					    .sg_list = &dsge, .num_sge = 1 };
-		reg = (struct ib_reg_wr){
-			.wr = { .wr_id = 0x4d, .opcode = IB_WR_REG_MR,
-				.next = &send },
-			.mr = f->mr, .key = f->mr->rkey,
-			.access = FR_ACCESS,
-		};
-		inv = (struct ib_send_wr){ .wr_id = 0x1d,
-					   .opcode = IB_WR_LOCAL_INV,
-					   .ex.invalidate_rkey = prev,
-					   .next = &reg.wr };
-		if (!CHECK(!ib_post_send(p.qp[1], prev ? &inv : &reg.wr,
-					 &badw),
-			   "round %d: post chain", round))
-			break;
+	/* side 0: the descriptor, then a WRITE through it at once */
+	if (!expect_wc(c->cq[0], 0xd0, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		return false;
+	d = (struct desc *)(buf0 + IO_SLICE - 64);
+	fill(buf0, FR_LEN, round * 3 + c->off / IO_SLICE);
+	wsge = (struct ib_sge){ .addr = dma0, .length = d->len,
+				.lkey = S[0].pd->local_dma_lkey };
+	if (!CHECK(rdma_op(c->p.qp[0], IB_WR_RDMA_WRITE, &wsge, 1, d->addr,
+			   d->rkey) == IB_WC_SUCCESS,
+		   "round %d: WRITE through the fresh rkey", round))
+		return false;
+	/* side 0 answers */
+	dsge = (struct ib_sge){ .addr = dma0, .length = 16,
+				.lkey = S[0].pd->local_dma_lkey };
+	send = (struct ib_send_wr){
+		.wr_id = 0x5e, .send_flags = IB_SEND_SIGNALED,
+		.opcode = remote_inv ? IB_WR_SEND_WITH_INV : IB_WR_SEND,
+		.ex.invalidate_rkey = remote_inv ? d->rkey : 0,
+		.sg_list = &dsge, .num_sge = 1,
+	};
+	if (!CHECK(!post(c->p.qp[0], &send), "answer"))
+		return false;
+	if (!expect_wc(c->cq[0], 0x5e, IB_WC_SUCCESS, IB_WC_SEND, NULL))
+		return false;
 
-		/* side 0: the descriptor, then a WRITE through it at once */
-		if (!expect_wc(S[0].cq, 0xd0, IB_WC_SUCCESS, IB_WC_RECV, &wc))
-			break;
-		d = (struct desc *)(S[0].buf + MIB - 64);
-		fill(S[0].buf, FR_LEN, round * 3);
-		wsge = (struct ib_sge){ .addr = S[0].dma, .length = d->len,
-					.lkey = S[0].pd->local_dma_lkey };
-		if (!CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &wsge, 1,
-				   d->addr, d->rkey) == IB_WC_SUCCESS,
-			   "round %d: WRITE through the fresh rkey", round))
-			break;
-		/* side 0 answers */
-		dsge = (struct ib_sge){ .addr = S[0].dma, .length = 16,
-					.lkey = S[0].pd->local_dma_lkey };
-		send = (struct ib_send_wr){
-			.wr_id = 0x5e, .send_flags = IB_SEND_SIGNALED,
-			.opcode = remote_inv ? IB_WR_SEND_WITH_INV :
-					       IB_WR_SEND,
-			.ex.invalidate_rkey = remote_inv ? d->rkey : 0,
-			.sg_list = &dsge, .num_sge = 1,
-		};
-		if (!CHECK(!post(p.qp[0], &send), "answer"))
-			break;
-		expect_wc(S[0].cq, 0x5e, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	/*
+	 * side 1: its SEND's completion (on the ACK) and the answer, in
+	 * either order: one CQ, two queues.
+	 */
+	{
+		struct ib_wc w2[2] = {};
+		int k, got = 0;
 
-		/*
-		 * side 1: its SEND's completion (on the ACK) and the answer,
-		 * in either order: one CQ, two queues.
-		 */
-		{
-			struct ib_wc w2[2] = {};
-			int k, got = 0;
-
-			for (k = 0; k < 2; k++)
-				got += !poll_one(S[1].cq, &w2[k]);
-			k = w2[0].wr_id == 0xd1 ? 0 : 1;
-			wc = w2[k];
-			if (!CHECK(got == 2 && w2[!k].wr_id == 0x5d &&
-				   w2[!k].status == IB_WC_SUCCESS &&
-				   w2[!k].opcode == IB_WC_SEND &&
-				   wc.wr_id == 0xd1 &&
-				   wc.status == IB_WC_SUCCESS &&
-				   wc.opcode == IB_WC_RECV,
-				   "round %d: %d CQEs %#llx/%d %#llx/%d", round,
-				   got, w2[0].wr_id, w2[0].status,
-				   w2[1].wr_id, w2[1].status))
-				break;
-		}
-		CHECK(remote_inv ? (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
-		      wc.ex.invalidate_rkey == f->mr->rkey :
-		      !(wc.wc_flags & IB_WC_WITH_INVALIDATE),
-		      "round %d: flags %#x rkey %#x", round, wc.wc_flags,
-		      wc.ex.invalidate_rkey);
-		for (i = 0, bad = -1; i < FR_LEN && bad < 0; i++)
-			if (*fr_byte(f, i) != S[0].buf[i])
-				bad = i;
-		CHECK(bad < 0, "round %d: byte %ld differs", round, bad);
-		/* not invalidated remotely: the next chain does it */
-		prev = remote_inv ? 0 : f->mr->rkey;
+		for (k = 0; k < 2; k++)
+			got += !poll_one(c->cq[1], &w2[k]);
+		k = w2[0].wr_id == 0xd1 ? 0 : 1;
+		wc = w2[k];
+		if (!CHECK(got == 2 && w2[!k].wr_id == 0x5d &&
+			   w2[!k].status == IB_WC_SUCCESS &&
+			   w2[!k].opcode == IB_WC_SEND && wc.wr_id == 0xd1 &&
+			   wc.status == IB_WC_SUCCESS &&
+			   wc.opcode == IB_WC_RECV,
+			   "round %d: %d CQEs %#llx/%d %#llx/%d", round, got,
+			   w2[0].wr_id, w2[0].status, w2[1].wr_id,
+			   w2[1].status))
+			return false;
 	}
-	CHECK(qp_state(p.qp[0]) == IB_QPS_RTS &&
-	      qp_state(p.qp[1]) == IB_QPS_RTS, "QPs still RTS");
-	pair_free(&p);
+	if (!CHECK(remote_inv ? (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+		   wc.ex.invalidate_rkey == f->mr->rkey :
+		   !(wc.wc_flags & IB_WC_WITH_INVALIDATE),
+		   "round %d: flags %#x rkey %#x", round, wc.wc_flags,
+		   wc.ex.invalidate_rkey))
+		return false;
+	for (i = 0, bad = -1; i < FR_LEN && bad < 0; i++)
+		if (*fr_byte(f, i) != buf0[i])
+			bad = i;
+	/* not invalidated remotely: the next chain does it */
+	c->prev = remote_inv ? 0 : f->mr->rkey;
+	return CHECK(bad < 0, "round %d: byte %ld differs", round, bad);
+}
+
+static void test_io_chain(void)
+{
+	struct io_ctx c = { .cq = { S[0].cq, S[1].cq } };
+	int round, before = atomic_read(&failures);
+
+	c.f = fr_alloc(S[1].pd);
+	if (!CHECK(c.f, "fast-reg MR") || !pair_new(&c.p))
+		goto out;
+	for (round = 0; round < 12; round++)
+		if (!io_round(&c, round))
+			break;
+	CHECK(qp_state(c.p.qp[0]) == IB_QPS_RTS &&
+	      qp_state(c.p.qp[1]) == IB_QPS_RTS, "QPs still RTS");
+	pair_free(&c.p);
 out:
-	if (f)
-		fr_free(f);
+	if (c.f)
+		fr_free(c.f);
 	pr_info("rctest: chained REG_MR/SEND/SEND_WITH_INV I/O: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
+}
+
+/* 8 I/O queues at once, one kthread each: key table and QPs under load. */
+#define IO_QUEUES	8
+#define IO_ROUNDS	40
+
+static int io_thread(void *arg)
+{
+	struct io_ctx *c = arg;
+	int round;
+
+	for (round = 0; round < IO_ROUNDS; round++) {
+		if (!io_round(c, round)) {
+			c->bad_rounds++;
+			break;
+		}
+		c->rounds++;
+	}
+	complete(&c->done);
+	return 0;
+}
+
+static void test_io_queues(void)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 2 * QP_DEPTH };
+	struct io_ctx *c = kcalloc(IO_QUEUES, sizeof(*c), GFP_KERNEL);
+	int i, k, started = 0, total = 0, before = atomic_read(&failures);
+	unsigned long t0;
+
+	if (!CHECK(c, "alloc"))
+		return;
+	for (i = 0; i < IO_QUEUES; i++) {
+		c[i].off = i * IO_SLICE;
+		init_completion(&c[i].done);
+		for (k = 0; k < 2; k++) {
+			c[i].cq[k] = ib_create_cq(S[k].dev, rc_comp, NULL, NULL,
+						  &cqa);
+			if (!CHECK(!IS_ERR(c[i].cq[k]), "CQ")) {
+				c[i].cq[k] = NULL;
+				goto out;
+			}
+		}
+		c[i].f = fr_alloc(S[1].pd);
+		if (!CHECK(c[i].f, "MR"))
+			goto out;
+		if (!CHECK(!pair_new_cq(&c[i].p, S[1].pd, c[i].cq[0],
+					c[i].cq[0], c[i].cq[1], c[i].cq[1]),
+			   "pair %d", i))
+			goto out;
+	}
+	t0 = jiffies;
+	for (i = 0; i < IO_QUEUES; i++) {
+		struct task_struct *t = kthread_run(io_thread, &c[i],
+						    "rctest_io%d", i);
+
+		if (!CHECK(!IS_ERR(t), "kthread"))
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		wait_for_completion(&c[i].done);
+		total += c[i].rounds;
+	}
+	CHECK(total == IO_QUEUES * IO_ROUNDS, "%d of %d rounds", total,
+	      IO_QUEUES * IO_ROUNDS);
+	pr_info("rctest: %d I/O queues: %d rounds in %u ms\n", IO_QUEUES,
+		total, jiffies_to_msecs(jiffies - t0));
+out:
+	for (i = 0; i < IO_QUEUES; i++) {
+		if (c[i].p.qp[0]) {
+			ib_destroy_qp(c[i].p.qp[0]);
+			ib_destroy_qp(c[i].p.qp[1]);
+		}
+		if (c[i].f)
+			fr_free(c[i].f);
+		for (k = 0; k < 2; k++)
+			if (c[i].cq[k])
+				ib_destroy_cq(c[i].cq[k]);
+	}
+	kfree(c);
+	pr_info("rctest: %d I/O queues at once: %d failed\n", IO_QUEUES,
+		atomic_read(&failures) - before);
 }
 
 /* A 1 MiB fast-reg MR over 256 separate pages, as a ULP maps a big I/O. */
@@ -1280,7 +1384,7 @@ static void test_big_fast_reg(void)
 			      .lkey = S[0].pd->local_dma_lkey };
 	struct ib_mr *mr = NULL;
 	struct pair p;
-	int i, n, nents = 0, before = failures;
+	int i, n, nents = 0, before = atomic_read(&failures);
 	long bad = -1;
 
 	if (!CHECK(pg && sgl, "alloc"))
@@ -1393,7 +1497,7 @@ out:
 			__free_pages(pg[i], 1);
 	kfree(pg);
 	kfree(sgl);
-	pr_info("rctest: 1 MiB fast-reg MR: %d failed\n", failures - before);
+	pr_info("rctest: 1 MiB fast-reg MR: %d failed\n", atomic_read(&failures) - before);
 }
 
 /* SRQ receiver, immediate data, inline SENDs, RNR retry. */
@@ -1410,7 +1514,7 @@ static void test_recv_variants(void)
 	struct ib_recv_wr rw;
 	struct ib_wc wc;
 	struct pair p;
-	int i, got, before = failures;
+	int i, got, before = atomic_read(&failures);
 
 	srq = ib_create_srq(S[1].pd, &sa);
 	if (!CHECK(!IS_ERR(srq), "ib_create_srq"))
@@ -1532,7 +1636,7 @@ out:
 	if (srq)
 		ib_destroy_srq(srq);
 	pr_info("rctest: SRQ, immediate data, inline, RNR: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1566,7 +1670,7 @@ static void test_sq_semantics(void)
 	struct ib_wc wc;
 	struct ib_cq *ncq;
 	struct pair p;
-	int i, n, done, err, before = failures;
+	int i, n, done, err, before = atomic_read(&failures);
 	long bad;
 
 	/* 1000 WRITEs, one in 32 signaled: the SQ (128) wraps many times. */
@@ -1796,7 +1900,7 @@ out_cq:
 	ib_destroy_cq(ncq);
 out:
 	pr_info("rctest: SQ wrap, fence, error flush order, REG_MR rules, CQ arming: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1949,7 +2053,7 @@ static void pp_run(bool legacy)
 	struct ib_cq_init_attr cqa = { .cqe = 64 };
 	const char *how = legacy ? "comp_handler" : "ib_cqe callbacks";
 	struct pair p;
-	int i, err, before = failures;
+	int i, err, before = atomic_read(&failures);
 	unsigned long t0;
 
 	memset(PP, 0, sizeof(PP));
@@ -2020,7 +2124,7 @@ out:
 			ib_free_cq(PP[i].cq);
 	}
 	pr_info("rctest: ping-pong from %s: %d failed\n", how,
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2240,7 +2344,7 @@ static void ulp_destroy_busy(struct ulp *u, int first, int delay_us)
 static void test_ulp(void)
 {
 	struct ulp *u = kzalloc(sizeof(*u), GFP_KERNEL);
-	int i, before = failures;
+	int i, before = atomic_read(&failures);
 
 	if (!CHECK(u, "alloc"))
 		return;
@@ -2294,7 +2398,7 @@ out:
 	}
 	kfree(u);
 	pr_info("rctest: ULP-style CQs, drain, destroy in flight: %d failed\n",
-		failures - before);
+		atomic_read(&failures) - before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2457,8 +2561,8 @@ static int __init rctest_init(void)
 			return err;
 		client_registered = true;
 		hold_start();
-		pr_info("rctest: done: %d checks, %d failed\n", checks,
-			failures);
+		pr_info("rctest: done: %d checks, %d failed\n", atomic_read(&checks),
+			atomic_read(&failures));
 		return 0;
 	}
 	if (!side_init(&S[0], dev0) && !side_init(&S[1], dev1)) {
@@ -2467,6 +2571,7 @@ static int __init rctest_init(void)
 		test_inv_errors();
 		test_atomics();
 		test_io_chain();
+		test_io_queues();
 		test_big_fast_reg();
 		test_recv_variants();
 		test_sq_semantics();
@@ -2476,7 +2581,8 @@ static int __init rctest_init(void)
 	}
 	side_fini(&S[1]);
 	side_fini(&S[0]);
-	pr_info("rctest: done: %d checks, %d failed\n", checks, failures);
+	pr_info("rctest: done: %d checks, %d failed\n", atomic_read(&checks),
+		atomic_read(&failures));
 	return 0;
 }
 
