@@ -1,0 +1,146 @@
+#!/bin/bash
+# RoCEv2 over VLAN 10: sr0.10 (init_net, 10.0.10.1) and sr1.10 (netns
+# peer, 10.0.10.2) on the veth pair.  Two ways to use it:
+#  A. `rdma link add` on the VLAN netdevs themselves.  Linux 6.1's ib_core
+#     gives such a RoCE port no IP-address GIDs (its GID filter wants the
+#     VLAN's real device to be the port's netdev), only the default GID,
+#     the link-local fe80:: of the VLAN's MAC: used here (-g 0).
+#  B. RoCE devices on the real netdevs (roce0 on sr0, roce1 on sr1):
+#     ib_core adds GIDs for the upper VLAN netdev's addresses, and a QP
+#     whose GID is 10.0.10.x must send tagged through sr0.10 / sr1.10.
+# Each: ibv_rc_pingpong at 1 B .. 64 KiB and a short softrnic-integrity
+# run (every opcode, both ends requesting), softrnic <-> softrnic; B also
+# with rdma_rxe on sr0 (pingpong and integrity).  The packets must carry
+# tag 10: the VLAN netdevs' counters (frames of VLAN 10 only) move by at
+# least as many packets as the RDMA devices receive.
+# timeout: 300
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+have_softrnic || skip "softrnic.ko not built"
+
+build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
+integ=$build/softrnic-integrity
+[ -x "$integ" ] || die "$integ not built (make userspace)"
+if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
+	export RDMAV_DRIVERS=$build/provider/libsoftrnic
+fi
+
+GIDV_0=0000:0000:0000:0000:0000:ffff:0a00:0a01 # 10.0.10.1
+GIDV_1=0000:0000:0000:0000:0000:ffff:0a00:0a02 # 10.0.10.2
+
+net_setup
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+"$IP" link add link sr0 name sr0.10 type vlan id 10 &&
+	"$IP" addr add 10.0.10.1/24 dev sr0.10 &&
+	"$IP" link set sr0.10 up || die "sr0.10"
+in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
+	in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
+	in_peer "$IP" link set sr1.10 up || die "sr1.10"
+
+# vlan_rx WHERE DEV: frames received by the VLAN netdev (tag 10 only)
+vlan_rx() { $1 cat "/sys/class/net/$2/statistics/rx_packets"; }
+# rdma_pkts WHERE DEV NAME: a port counter of an RDMA device
+rdma_pkts() {
+	$1 rdma statistic show link "$2/1" 2>/dev/null |
+		awk -v n="$3" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
+}
+
+port=18800
+# integrity NAME SRV_DEV SRV_GID CLI_DEV CLI_GID ARGS...: softrnic-integrity,
+# server in peer
+integrity() {
+	local name=$1 sdev=$2 sgid=$3 cdev=$4 cgid=$5 spid rc=0
+	shift 5
+	port=$((port + 1))
+	in_peer "$integ" -d "$sdev" -g "$sgid" -p $port --timeout 90 "$@" >"/tmp/$name.srv" 2>&1 &
+	spid=$!
+	wait_listen in_peer $port $spid || { cat "/tmp/$name.srv"; die "$name: no server"; }
+	"$integ" -d "$cdev" -g "$cgid" -p $port --timeout 90 "$@" 10.0.10.2 >"/tmp/$name.cli" 2>&1 ||
+		rc=$?
+	wait $spid || { [ $rc = 0 ] && rc=100; }
+	if [ $rc != 0 ]; then
+		sed 's/^/    server: /' "/tmp/$name.srv"
+		sed 's/^/    client: /' "/tmp/$name.cli"
+		die "$name: failed (status $rc)"
+	fi
+	log "$name: $(tail -n 1 "/tmp/$name.cli")"
+}
+
+# tagged NAME DEV0 DEV1 BODY...: run BODY (a function), then check that
+# DEV0 (here) and DEV1 (peer) received their RoCE packets as VLAN 10 frames
+tagged() {
+	local name=$1 d0=$2 d1=$3 r0 r1 v0 v1
+	shift 3
+	r0=$(rdma_pkts "" "$d0" rx_packets)
+	r1=$(rdma_pkts in_peer "$d1" rx_packets)
+	v0=$(vlan_rx "" sr0.10)
+	v1=$(vlan_rx in_peer sr1.10)
+	"$@"
+	if [ -n "$r0" ]; then
+		r0=$(($(rdma_pkts "" "$d0" rx_packets) - r0))
+	else
+		r0=0 # rxe: no rx_packets in its counters
+	fi
+	r1=$(($(rdma_pkts in_peer "$d1" rx_packets) - r1))
+	v0=$(($(vlan_rx "" sr0.10) - v0))
+	v1=$(($(vlan_rx in_peer sr1.10) - v1))
+	log "$name: RoCE packets received $d0 $r0, $d1 $r1; VLAN 10 frames sr0.10 $v0, sr1.10 $v1"
+	[ "$r1" -gt 100 ] || die "$name: too few RoCE packets counted"
+	[ "$v0" -ge "$r0" ] && [ "$v1" -ge "$r1" ] ||
+		die "$name: fewer VLAN 10 frames than RoCE packets: the traffic went untagged"
+}
+
+# pingpongs SRV_DEV SRV_GID CLI_DEV CLI_GID
+pingpongs() {
+	local size
+	for size in 1 4096 65536; do
+		run_pair 60 "ibv_rc_pingpong -d $1 -g $2 -s $size -n 20" \
+			"ibv_rc_pingpong -d $3 -g $4 -s $size -n 20 10.0.10.2" >/dev/null ||
+			die "pingpong $3 -> $1 over VLAN 10, $size bytes"
+	done
+	log "pingpong $3 -> $1 over VLAN 10: 1 B, 4 KiB, 64 KiB"
+}
+
+# --- A: RDMA devices on the VLAN netdevs -------------------------------------
+rdma link add rocev0 type roce netdev sr0.10 || die "add rocev0 on sr0.10"
+in_peer rdma link add rocev1 type roce netdev sr1.10 || die "add rocev1 on sr1.10"
+linklocal() { $1 cat "/sys/class/infiniband/$2/ports/1/gids/0" | grep -q "^fe80:"; }
+retry_until 20 linklocal "" rocev0
+retry_until 20 linklocal in_peer rocev1
+a_run() {
+	pingpongs rocev1 0 rocev0 0
+	integrity vlan-a rocev1 0 rocev0 0 -n 200 -m 256K -s 0x3001
+}
+tagged "A (rdma link on sr0.10/sr1.10)" rocev0 rocev1 a_run
+rdma link delete rocev0 || die "delete rocev0"
+in_peer rdma link delete rocev1 || die "delete rocev1"
+
+# --- B: RDMA devices on the real netdevs, VLAN GIDs --------------------------
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+in_peer rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid gb0 roce0 "$GIDV_0"
+wait_gid gb1 roce1 "$GIDV_1"
+log "roce0 GID $gb0 (10.0.10.1), roce1 GID $gb1 (10.0.10.2)"
+b_run() {
+	pingpongs roce1 "$gb1" roce0 "$gb0"
+	integrity vlan-b roce1 "$gb1" roce0 "$gb0" -n 200 -m 256K -s 0x3002
+}
+tagged "B (VLAN GIDs on roce0/roce1)" roce0 roce1 b_run
+
+# --- B with rdma_rxe on sr0 --------------------------------------------------
+rdma link delete roce0 || die "delete roce0"
+modprobe rdma_rxe || die "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+wait_gid gx0 rxe0 "$GIDV_0"
+x_run() {
+	pingpongs roce1 "$gb1" rxe0 "$gx0"
+	integrity vlan-rxe roce1 "$gb1" rxe0 "$gx0" -n 150 -m 256K -s 0x3003
+}
+tagged "B with rxe0 on sr0" rxe0 roce1 x_run
+
+rdma link delete rxe0
+in_peer rdma link delete roce1 || die "delete roce1"
+modprobe -r rdma_rxe
+net_teardown
+echo "roce_vlan OK"
