@@ -544,8 +544,11 @@ static bool roce_req_ack_upto(struct roce_qp *rqp, u32 psn, bool implied)
 	    roce_psn_diff(req->una_psn,
 			roce_rwqe(req, req->tx)->last_psn) <= 0)
 		req->tx_psn = req->una_psn;
-	if (progress)
+	/* Both retry budgets are per message: forward progress renews them. */
+	if (progress) {
 		req->retry_left = rqp->qp->attr.retry_cnt;
+		req->rnr_left = rqp->qp->attr.rnr_retry;
+	}
 	return true;
 }
 

@@ -5,7 +5,9 @@
 # (both devices' counters), not sooner than rnr_retry timer periods, the
 # WRITE behind it flushed and never executed, the responder still RTS.
 # rnr_retry 7 (infinite): a receive posted 0.6 s late completes the SEND
-# with the right bytes.  The rnr_naks_{sent,rcvd} counters of
+# with the right bytes.  The budget is per message: with rnr_retry 1,
+# three SENDs in a row that each meet one RNR NAK all complete.  The
+# rnr_naks_{sent,rcvd} counters of
 # `rdma statistic` must move by the same amounts.
 #   softrnic -> softrnic, rxe -> softrnic, softrnic -> rxe.
 # timeout: 180
@@ -27,7 +29,8 @@ rcvd0=$(stat "" roce0 rnr_naks_rcvd)
 sent1=$(stat in_peer roce1 rnr_naks_sent)
 [ -n "$rcvd0" ] && [ -n "$sent1" ] || die "no rnr_naks_rcvd / rnr_naks_sent counters"
 rcsem_pass soft-soft peer roce1 roce0 --cases rnr
-# rnr_retry 0..6: 1 + 2 + .. + 7 = 28 RNR NAKs, and at least 2 while waiting
+# rnr_retry 0..6: 1 + 2 + .. + 7 = 28 RNR NAKs, at least 2 while waiting
+# with rnr_retry 7, 3 for rnr-retry-per-message
 d_rcvd=$(($(stat "" roce0 rnr_naks_rcvd) - rcvd0))
 d_sent=$(($(stat in_peer roce1 rnr_naks_sent) - sent1))
 log "rdma statistic: roce0 rnr_naks_rcvd +$d_rcvd, roce1 rnr_naks_sent +$d_sent"

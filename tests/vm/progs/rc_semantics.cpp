@@ -1492,6 +1492,53 @@ void case_rnr(int retry)
 	case_end();
 }
 
+/*
+ * The RNR retry budget is per message: with rnr_retry 1, two SENDs one
+ * after the other each meet one RNR NAK (the receive is posted after
+ * it) and both complete.  A requester that spent its budget for the QP's
+ * life fails the second with IBV_WC_RNR_RETRY_EXC_ERR.
+ */
+void case_rnr_reset()
+{
+	case_begin("rnr-retry-per-message");
+	Setup s{};
+	s.nrecv = 0;
+	s.min_rnr_timer = 31; /* 491.52 ms: room to post the receive */
+	connect_case(s, 1);
+	Client &c = *cl;
+	for (int i = 0; i < 3 && !cur_failed; i++) {
+		Counters before = counters();
+		Wr w(10 + i, IBV_WR_SEND, 64 * i, 64);
+		ibv_send_wr *badwr;
+		if (ibv_post_send(c.qp.get(), &w.wr, &badwr))
+			fatal("ibv_post_send");
+		/* until the RNR NAK is in (where the counter is readable) */
+		double end = now_s() + 2;
+		auto wcs = poll_n(c.scq.get(), 1, 250);
+		while (wcs.empty() && before.rnr_rcvd >= 0 &&
+		       counters().rnr_rcvd == before.rnr_rcvd && now_s() < end)
+			wcs = poll_n(c.scq.get(), 1, 20);
+		if (!wcs.empty()) {
+			bad("SEND %d completed before its receive was posted: %s", i,
+			    wc_str(wcs[0]).c_str());
+			break;
+		}
+		Msg m = mk(C_POST_RECV);
+		m.arg = 1;
+		if (call(m, "POST_RECV").err)
+			fatal("server could not post the receive");
+		wcs = poll_n(c.scq.get(), 1, 5000);
+		if (wcs.empty() || wcs[0].status != IBV_WC_SUCCESS)
+			bad("SEND %d after one RNR NAK with rnr_retry 1: %s, expected success", i,
+			    wcs.empty() ? "no completion" : wc_str(wcs[0]).c_str());
+	}
+	CheckReq cr{3000, 3, IBV_QPS_RTS, 0, {}};
+	CheckRep rep = check(cr);
+	if (!cur_failed)
+		expect_recvs(rep, {IBV_WC_SUCCESS, IBV_WC_SUCCESS, IBV_WC_SUCCESS});
+	case_end();
+}
+
 /* ------------------------------------------------------------------ */
 /* Cases: SEND_WITH_INV */
 
@@ -1788,6 +1835,8 @@ void run_cases()
 	for (int i = 0; i <= 7; i++)
 		if (on("rnr-retry-" + std::to_string(i), "rnr"))
 			case_rnr(i);
+	if (on("rnr-retry-per-message", "rnr"))
+		case_rnr_reset();
 	for (int k = INV_MW; k <= INV_PLAIN_MR; k++) {
 		static const char *const names[] = {"send-inv-mw", "send-inv-bad-rkey",
 						    "send-inv-plain-mr"};
