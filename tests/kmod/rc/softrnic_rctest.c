@@ -7,11 +7,14 @@
  * part of softrnic.ko.  Loaded in the VM once both devices have their
  * RoCE v2 IPv4 GIDs:
  *
- *   insmod softrnic_rctest.ko dev0=roce0 dev1=roce1
+ *   insmod softrnic_rctest.ko dev0=roce0 dev1=roce1 [ipv6=1]
  *
  * runs every test at load time, logs "rctest: FAIL ..." per failed check
  * and ends with "rctest: done: N checks, M failed".  Everything it created
  * is gone when init returns; the module then stays loaded doing nothing.
+ * ipv6=1 connects through the global IPv6 GIDs instead of the IPv4 ones.
+ * hold=1 runs no checks and leaves traffic running for device removal
+ * (see hold_start()).  dev0 may be another driver's device (rdma_rxe).
  *
  * Side 0 is the requester of most tests, side 1 the target.  Remote access
  * to plain kernel buffers goes through each PD's DMA MR
