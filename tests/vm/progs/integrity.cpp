@@ -75,6 +75,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common.h"    /* side channel, GIDs, patterns, messages (shared) */
 #include "roce_icrc.h" /* roce_crc32_update(): the CRC-32 of the immediate data */
 
 namespace
@@ -85,80 +86,35 @@ namespace
 
 int verbose;
 bool is_server;
-std::chrono::steady_clock::time_point t_start, deadline;
+std::chrono::steady_clock::time_point t_start;
 std::chrono::steady_clock::time_point t_run; /* after connecting (and any pause) */
 
-void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void msg(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fprintf(stdout, "integrity[%s]: ", is_server ? "server" : "client");
-	std::vfprintf(stdout, fmt, ap);
-	std::fputc('\n', stdout);
-	std::fflush(stdout);
-	va_end(ap);
-}
-
-[[noreturn]] void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-[[noreturn]] void fatal(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fprintf(stdout, "integrity[%s]: FATAL: ", is_server ? "server" : "client");
-	std::vfprintf(stdout, fmt, ap);
-	std::fputc('\n', stdout);
-	std::fflush(stdout);
-	va_end(ap);
-	std::exit(2);
-}
-
-/* A run that cannot go on (peer gone or silent): a failed test, status 1. */
-[[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-[[noreturn]] void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fprintf(stdout, "integrity[%s]: FAILED: ", is_server ? "server" : "client");
-	std::vfprintf(stdout, fmt, ap);
-	std::fputc('\n', stdout);
-	std::fflush(stdout);
-	va_end(ap);
-	std::exit(1);
-}
+using srtest::fail;
+using srtest::fatal;
+using srtest::msg;
 
 double run_time()
 {
 	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
 }
 
-/* Milliseconds until the deadline, at most @cap; 0 once it has passed. */
 int ms_left(int cap)
 {
-	auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-			deadline - std::chrono::steady_clock::now())
-			.count();
-	if (left <= 0)
-		return 0;
-	return left < cap ? (int)left : cap;
+	return srtest::deadline.ms_left(cap);
 }
 
 bool expired()
 {
-	return std::chrono::steady_clock::now() >= deadline;
+	return srtest::deadline.expired();
 }
 
 /* ------------------------------------------------------------------ */
 /* PRNG and data patterns */
 
-constexpr uint64_t GAMMA = 0x9e3779b97f4a7c15ULL;
-
-inline uint64_t fmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+using srtest::check_stream;
+using srtest::fill_stream;
+using srtest::fmix;
+using srtest::GAMMA;
 
 /* splitmix64: tiny, fast, and the same sequence on both ends. */
 struct Rng {
@@ -173,32 +129,10 @@ struct Rng {
 };
 
 /*
- * Byte @pos of the stream @key: byte pos % 8 of word pos / 8, each word a
- * splitmix64 output.  Message contents use key = data_key(op), the guard
- * around them key = guard_key(batch, side) with pos = arena offset.
+ * Streams (common.h): byte @pos of the stream @key.  Message contents use
+ * key = data_key(op), the guard around them key = guard_key(batch, side)
+ * with pos = arena offset.
  */
-inline uint64_t stream_word(uint64_t key, uint64_t w)
-{
-	return fmix(key + (w + 1) * GAMMA);
-}
-
-void fill_stream(uint8_t *dst, uint64_t key, uint64_t pos, size_t n)
-{
-	while (n && (pos & 7)) {
-		*dst++ = (uint8_t)(stream_word(key, pos >> 3) >> (8 * (pos & 7)));
-		pos++;
-		n--;
-	}
-	for (; n >= 8; n -= 8, pos += 8, dst += 8) {
-		uint64_t w = htole64(stream_word(key, pos >> 3));
-		std::memcpy(dst, &w, 8);
-	}
-	while (n) {
-		*dst++ = (uint8_t)(stream_word(key, pos >> 3) >> (8 * (pos & 7)));
-		pos++;
-		n--;
-	}
-}
 
 uint64_t seed_global;
 
@@ -230,32 +164,6 @@ uint32_t crc32_of_stream(uint64_t key, uint64_t len)
 		pos += n;
 	}
 	return ~crc;
-}
-
-/*
- * Compare @n bytes at @p with the stream; returns the number of bytes that
- * differ and the first one in *@first.
- */
-uint64_t check_stream(const uint8_t *p, uint64_t key, uint64_t pos, size_t n, size_t *first)
-{
-	uint8_t buf[65536];
-	uint64_t bad = 0;
-
-	for (size_t done = 0; done < n;) {
-		size_t k = std::min(sizeof(buf), n - done);
-		fill_stream(buf, key, pos + done, k);
-		if (std::memcmp(buf, p + done, k)) {
-			for (size_t i = 0; i < k; i++) {
-				if (buf[i] != p[done + i]) {
-					if (!bad)
-						*first = done + i;
-					bad++;
-				}
-			}
-		}
-		done += k;
-	}
-	return bad;
 }
 
 /* ------------------------------------------------------------------ */
@@ -536,6 +444,7 @@ Options parse_args(int argc, char **argv)
 	if (optind < argc)
 		o.host = argv[optind++];
 	is_server = o.host.empty();
+	srtest::log_prefix = is_server ? "integrity[server]" : "integrity[client]";
 	if (optind < argc || o.dev.empty()) {
 		usage(stderr);
 		std::exit(2);
@@ -738,68 +647,8 @@ Msg make_msg(MsgType type, uint64_t batch)
 	return m;
 }
 
-int tcp_listen_accept(int port)
-{
-	int s = socket(AF_INET6, SOCK_STREAM, 0), one = 1, zero = 0;
-	if (s < 0)
-		fatal("socket: %s", std::strerror(errno));
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	struct sockaddr_in6 a = {};
-	a.sin6_family = AF_INET6;
-	a.sin6_addr = in6addr_any;
-	a.sin6_port = htons((uint16_t)port);
-	if (bind(s, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)) < 0)
-		fatal("bind TCP port %d: %s", port, std::strerror(errno));
-	if (listen(s, 1) < 0)
-		fatal("listen: %s", std::strerror(errno));
-	msg("listening on TCP port %d", port);
-	struct pollfd pfd = {s, POLLIN, 0};
-	for (;;) {
-		int r = poll(&pfd, 1, ms_left(1000));
-		if (r > 0)
-			break;
-		if (r < 0 && errno != EINTR)
-			fatal("poll: %s", std::strerror(errno));
-		if (expired())
-			fail("timed out waiting for the client");
-	}
-	int c = accept(s, nullptr, nullptr);
-	if (c < 0)
-		fatal("accept: %s", std::strerror(errno));
-	close(s);
-	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return c;
-}
-
-int tcp_connect(const std::string &host, int port)
-{
-	struct addrinfo hints = {}, *res;
-	hints.ai_socktype = SOCK_STREAM;
-	std::string service = std::to_string(port);
-	int err = getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
-	if (err)
-		fatal("%s: %s", host.c_str(), gai_strerror(err));
-	/* the server may still be starting: retry for a while */
-	for (int attempt = 0;; attempt++) {
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			int s = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-			if (s < 0)
-				continue;
-			if (connect(s, ai->ai_addr, ai->ai_addrlen) == 0) {
-				int one = 1;
-				setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-				freeaddrinfo(res);
-				return s;
-			}
-			close(s);
-		}
-		if (attempt >= 100 || expired())
-			fatal("cannot connect to %s port %d: %s", host.c_str(), port,
-			      std::strerror(errno));
-		usleep(100000);
-	}
-}
+using srtest::tcp_connect;
+using srtest::tcp_listen_accept;
 
 /* ------------------------------------------------------------------ */
 /* The schedule, identical on both ends */
@@ -1093,39 +942,14 @@ struct Rdma {
 	Caps caps{};
 };
 
-bool gid_is_v4mapped(const uint8_t *g)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	return !std::memcmp(g, prefix, 12);
-}
-
-std::string gid_str(const uint8_t *g)
-{
-	char buf[INET6_ADDRSTRLEN];
-	inet_ntop(AF_INET6, g, buf, sizeof(buf));
-	return buf;
-}
+using srtest::gid_str;
+using srtest::mtu_bytes;
 
 int pick_gid(Rdma &r, const Options &o)
 {
 	if (o.gid_index >= 0)
 		return o.gid_index;
-	for (int i = 0; i < r.port.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-		if (ibv_query_gid_ex(r.ctx, (uint32_t)o.ib_port, (uint32_t)i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		const uint8_t *g = e.gid.raw;
-		bool zero = std::all_of(g, g + 16, [](uint8_t b) { return b == 0; });
-		if (zero)
-			continue;
-		bool mapped = gid_is_v4mapped(g), linklocal = g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
-		if (o.ipv6 ? (!mapped && !linklocal) : mapped)
-			return i;
-	}
-	fatal("%s port %d: no RoCE v2 GID with an %s address (use -g)", o.dev.c_str(), o.ib_port,
-	      o.ipv6 ? "IPv6" : "IPv4");
+	return srtest::pick_gid(r.ctx, o.ib_port, r.port.gid_tbl_len, o.ipv6);
 }
 
 void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
@@ -1242,11 +1066,6 @@ Caps caps_of(const Info &i)
 {
 	return Caps{i.send_sge, i.recv_sge, i.rd_sge,	   i.max_inline,
 		    i.sq_depth, i.rq_depth, i.atomics != 0};
-}
-
-int mtu_bytes(enum ibv_mtu m)
-{
-	return 128 << (int)m;
 }
 
 enum ibv_mtu mtu_enum(int bytes)
@@ -2146,8 +1965,7 @@ void do_pause(const std::string &file, double timeout)
 			fail("still no %s after 10 minutes", file.c_str());
 		usleep(50000);
 	}
-	deadline =
-	    std::chrono::steady_clock::now() + std::chrono::milliseconds((int64_t)(timeout * 1000));
+	srtest::deadline.set(timeout);
 	alarm((unsigned)timeout + 60);
 	msg("resuming");
 }
@@ -2164,9 +1982,10 @@ uint32_t initial_psn(Rng &rng)
 
 int main(int argc, char **argv)
 {
+	srtest::log_prefix = "integrity";
 	Options o = parse_args(argc, argv);
 	t_start = std::chrono::steady_clock::now();
-	deadline = t_start + std::chrono::milliseconds((int64_t)(o.timeout * 1000));
+	srtest::deadline.set(o.timeout);
 	/* a last resort if something blocks where no deadline reaches */
 	alarm((unsigned)o.timeout + 60);
 	std::signal(SIGPIPE, SIG_IGN);
