@@ -31,6 +31,9 @@ grep -q "bytes changed" /tmp/selftest.cli || { rcsem_show selftest; die "selftes
 log "selftest: a changed target byte is reported"
 
 rcsem_pass soft-soft peer roce1 roce0 --cases $cases
+# a few over IPv6 GIDs
+RCSEM_SERVER_ARGS=-6 rcsem_pass soft-soft6 peer roce1 roce0 -6 \
+	--cases bad-rkey-write,oob-read-past-end,send-longer-than-recv,mw-after-local-inv,send-inv-mw
 
 rdma link delete roce0 || die "delete roce0"
 modprobe rdma_rxe || die "modprobe rdma_rxe"

@@ -1696,6 +1696,18 @@ void case_sge()
 		    err ? std::strerror(err) : "accepted", badwr == &w.wr ? "set" : "not set");
 	if (poll_n(c.scq.get(), 1, 300).size())
 		bad("the refused WR completed");
+	/* the same for a receive one SGE over max_recv_sge, here */
+	{
+		std::vector<ibv_sge> rs(c.recv_sge + 1, ibv_sge{laddr(32768), 16, c.mr->lkey});
+		ibv_recv_wr rw{}, *rbad = nullptr;
+		rw.wr_id = 99;
+		rw.sg_list = rs.data();
+		rw.num_sge = (int)c.recv_sge + 1;
+		int rerr = ibv_post_recv(c.qp.get(), &rw, &rbad);
+		if (rerr != EINVAL || rbad != &rw)
+			bad("ibv_post_recv with %u SGEs (max_recv_sge %u): %s, expected EINVAL",
+			    c.recv_sge + 1, c.recv_sge, rerr ? std::strerror(rerr) : "accepted");
+	}
 	w.wr.num_sge = (int)n;
 	if ((err = ibv_post_send(c.qp.get(), &w.wr, &badwr)))
 		bad("ibv_post_send with %u SGEs: %s", n, std::strerror(err));
