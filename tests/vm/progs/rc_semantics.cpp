@@ -1308,10 +1308,14 @@ void case_too_long(ibv_wr_opcode op, const char *name)
 		if ((got == IBV_WC_REM_INV_REQ_ERR || got == IBV_WC_REM_ACCESS_ERR) &&
 		    opt.rxe_requester) {
 			/*
-			 * rxe (6.1) puts it on the wire: the responder refused
-			 * it with a NAK and went to ERR.
+			 * rxe (6.1) does not enforce its own max_msg_sz (8 MiB)
+			 * and puts it on the wire (RETH length 8 MiB + 1): the
+			 * responder refused it (past the 8 KiB region: Remote
+			 * Access Error) and went to ERR.
 			 */
-			note("the requester sent it: the responder answered %s", st(got));
+			note("the requester sent it, longer than its own max_msg_sz %" PRIu64
+			     ": the responder answered %s",
+			     max, st(got));
 			e = Expect{got, IBV_QPS_ERR, IBV_QPS_ERR, {IBV_WC_WR_FLUSH_ERR}};
 		} else if (got != IBV_WC_LOC_LEN_ERR && opt.rxe_requester) {
 			note("rxe as requester: %s (expected %s)",
