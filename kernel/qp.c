@@ -291,7 +291,13 @@ int softrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	mutex_lock(&qp->mutex);
 	attr->qp_state = qp->state;
-	attr->cur_qp_state = qp->state;
+	/*
+	 * An error the worker has yet to act on is already the QP's state:
+	 * its error CQE may have been polled (softrnic_qp_error_mark()).
+	 */
+	if (attr->qp_state != IB_QPS_RESET && softrnic_qp_error_pending(qp))
+		attr->qp_state = IB_QPS_ERR;
+	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = a->path_mtu;
 	attr->path_mig_state = a->path_mig_state;
 	attr->qkey = a->qkey;

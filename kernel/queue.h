@@ -370,8 +370,16 @@ void softrnic_sq_complete(struct softrnic_qp *qp, u32 index,
 			  enum ib_wc_status status, u32 byte_len);
 /* Produce the CQEs of the completed prefix of the SQ; sq_lock held. */
 void softrnic_sq_retire(struct softrnic_qp *qp);
-/* Asynchronous errors: to ERR from the worker (with QP_FATAL if fatal). */
+/*
+ * Asynchronous errors: to ERR from the worker (with QP_FATAL if fatal).
+ * softrnic_qp_error_mark() records the error without kicking the worker
+ * yet; a path that posts an error CQE marks first, so that a consumer
+ * who polls that CQE and queries the QP already finds it in ERR
+ * (softrnic_qp_error_pending()).  Any context.
+ */
 void softrnic_qp_error(struct softrnic_qp *qp, bool fatal);
+void softrnic_qp_error_mark(struct softrnic_qp *qp, bool fatal);
+bool softrnic_qp_error_pending(const struct softrnic_qp *qp);
 
 /* flush.c (qp->mutex held) */
 void softrnic_qp_flush(struct softrnic_qp *qp);

@@ -48,6 +48,7 @@ int softrnic_rq_get(struct softrnic_qp *qp, struct softrnic_krqe *out)
 	} else if (prod == qp->rq_cons) {
 		err = -ENOENT;
 	} else if (softrnic_krqe_copy(rq, qp->rq_cons, qp->rq_max_sge, out)) {
+		softrnic_qp_error_mark(qp, true);	/* ERR before the CQE */
 		cqe.wr_id = out->rqe.wr_id;
 		cqe.status = IB_WC_LOC_QP_OP_ERR;
 		cqe.opcode = SOFTRNIC_WC_RECV;

@@ -40,10 +40,21 @@ void softrnic_qp_kick(struct softrnic_qp *qp)
 	queue_work(softrnic_queue_wq(qp->sdev), &qp->work);
 }
 
-void softrnic_qp_error(struct softrnic_qp *qp, bool fatal)
+void softrnic_qp_error_mark(struct softrnic_qp *qp, bool fatal)
 {
 	set_bit(fatal ? SOFTRNIC_QP_FATAL_PENDING : SOFTRNIC_QP_ERR_PENDING,
 		&qp->flags);
+}
+
+bool softrnic_qp_error_pending(const struct softrnic_qp *qp)
+{
+	return test_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags) ||
+	       test_bit(SOFTRNIC_QP_FATAL_PENDING, &qp->flags);
+}
+
+void softrnic_qp_error(struct softrnic_qp *qp, bool fatal)
+{
+	softrnic_qp_error_mark(qp, fatal);
 	softrnic_qp_kick(qp);
 }
 
@@ -107,6 +118,9 @@ void softrnic_sq_complete(struct softrnic_qp *qp, u32 index,
 	sh = &qp->sq_shadow[sr_ring_slot(index, qp->sq.num_slots)];
 	stale = !sr_counter_in(index, qp->sq_cons, qp->sq_next) || sh->done;
 	if (!stale) {
+		/* In ERR (for query_qp) before the error CQE can be polled. */
+		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+			softrnic_qp_error_mark(qp, false);
 		sh->done = 1;
 		sh->status = status;
 		sh->byte_len = byte_len;

@@ -180,6 +180,8 @@ static void roce_resp_nak(struct roce_qp *rqp, struct roce_resp_out *out,
 
 	ibdev_dbg(rqp->qp->ibqp.device, "QP %u: NAK %u at PSN %u\n",
 		  rqp->qp->ibqp.qp_num, code, resp->epsn);
+	/* In ERR (for query_qp) before the receive's error CQE is visible. */
+	softrnic_qp_error_mark(rqp->qp, false);
 	if (resp->have_rqe)
 		roce_resp_rqe_done(rqp, rqe_status, SOFTRNIC_WC_RECV, 0, 0, 0,
 				   false);
