@@ -94,12 +94,12 @@ tagged() {
 # pingpongs SRV_DEV SRV_GID CLI_DEV CLI_GID
 pingpongs() {
 	local size
-	for size in 1 4096 65536; do
+	for size in 1 65536; do
 		run_pair 60 "ibv_rc_pingpong -d $1 -g $2 -s $size -n 20" \
 			"ibv_rc_pingpong -d $3 -g $4 -s $size -n 20 10.0.10.2" >/dev/null ||
 			die "pingpong $3 -> $1 over VLAN 10, $size bytes"
 	done
-	log "pingpong $3 -> $1 over VLAN 10: 1 B, 4 KiB, 64 KiB"
+	log "pingpong $3 -> $1 over VLAN 10: 1 B, 64 KiB"
 }
 
 # --- A: RDMA devices on the VLAN netdevs -------------------------------------
@@ -110,7 +110,7 @@ retry_until 20 linklocal "" rocev0
 retry_until 20 linklocal in_peer rocev1
 a_run() {
 	pingpongs rocev1 0 rocev0 0
-	integrity vlan-a rocev1 0 rocev0 0 -n 200 -m 256K -s 0x3001
+	integrity vlan-a rocev1 0 rocev0 0 -n 100 -m 128K -s 0x3001
 }
 tagged "A (rdma link on sr0.10/sr1.10)" rocev0 rocev1 a_run
 rdma link delete rocev0 || die "delete rocev0"
@@ -124,7 +124,7 @@ wait_gid gb1 roce1 "$GIDV_1"
 log "roce0 GID $gb0 (10.0.10.1), roce1 GID $gb1 (10.0.10.2)"
 b_run() {
 	pingpongs roce1 "$gb1" roce0 "$gb0"
-	integrity vlan-b roce1 "$gb1" roce0 "$gb0" -n 200 -m 256K -s 0x3002
+	integrity vlan-b roce1 "$gb1" roce0 "$gb0" -n 100 -m 128K -s 0x3002
 }
 tagged "B (VLAN GIDs on roce0/roce1)" roce0 roce1 b_run
 
@@ -135,7 +135,7 @@ rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid gx0 rxe0 "$GIDV_0"
 x_run() {
 	pingpongs roce1 "$gb1" rxe0 "$gx0"
-	integrity vlan-rxe roce1 "$gb1" rxe0 "$gx0" -n 150 -m 256K -s 0x3003
+	integrity vlan-rxe roce1 "$gb1" rxe0 "$gx0" -n 100 -m 128K -s 0x3003
 }
 tagged "B with rxe0 on sr0" rxe0 roce1 x_run
 
