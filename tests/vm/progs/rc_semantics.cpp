@@ -1453,6 +1453,8 @@ void case_rnr(int retry)
 			bad("took too long: %.3f s for %d retries", dt, retry);
 		if (qp_state(c.qp.get()) != IBV_QPS_ERR)
 			bad("requester QP not in ERR");
+		/* ib_core caches hw counters for their lifespan (rxe: 10 ms) */
+		usleep(50000);
 		/* RNR is no error for the responder: still RTS, nothing written */
 		CheckRep rep = check(CheckReq{200, 0, IBV_QPS_RTS, 0, {}});
 		if (rep.qp_state != IBV_QPS_RTS)
