@@ -13,7 +13,7 @@
 # with rdma_rxe on sr0 (pingpong and integrity).  The packets must carry
 # tag 10: the VLAN netdevs' counters (frames of VLAN 10 only) move by at
 # least as many packets as the RDMA devices receive.
-# timeout: 300
+# timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 have_softrnic || skip "softrnic.ko not built"
