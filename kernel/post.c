@@ -199,6 +199,36 @@ static int softrnic_post_send_kernel(struct softrnic_qp *qp,
 	return err;
 }
 
+/*
+ * The SQ doorbell of a process, in its own context (the uverbs write
+ * system call, which may sleep): if the QP's worker is not running, do
+ * right here what it would do (softrnic_qp_run() under qp->mutex: the
+ * SQ drain with the KERNEL_ACTIVE protocol of the ring, or the flush in
+ * ERR), minus the switch to a kworker and back, which is most of the
+ * latency of a short message.  If the worker holds the mutex, or the SQ
+ * budget runs out, the worker runs (again), so no WQE is left behind or
+ * taken twice.
+ */
+static void softrnic_sq_doorbell(struct softrnic_qp *qp)
+{
+	bool again;
+
+	if (!mutex_trylock(&qp->mutex)) {
+		/* the worker runs, and runs again after this */
+		softrnic_qp_kick(qp);
+		return;
+	}
+	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
+		mutex_unlock(&qp->mutex);
+		return;
+	}
+	again = softrnic_qp_run(qp);
+	mutex_unlock(&qp->mutex);
+	softrnic_qp_raise_events(qp);
+	if (again)
+		softrnic_qp_kick(qp);
+}
+
 int softrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		       const struct ib_send_wr **bad_wr)
 {
@@ -210,8 +240,8 @@ int softrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	/* The doorbell: the SQ worker looks at prod (or flushes, in ERR). */
-	softrnic_qp_kick(qp);
+	/* The doorbell: look at prod (or flush, in ERR). */
+	softrnic_sq_doorbell(qp);
 	return 0;
 }
 

@@ -337,20 +337,20 @@ bool softrnic_sq_drain(struct softrnic_qp *qp)
 }
 
 /*
- * The QP's work item: pending errors, then, by state, SQ consumption or
- * flushing; events are raised after qp->mutex is dropped, so a handler
- * may call back into verbs on this QP.
+ * What the QP's work item does, qp->mutex held: pending errors, then, by
+ * state, SQ consumption or flushing, until no error is pending.  Returns
+ * true if the SQ budget ran out and the worker should run again.  The
+ * caller raises events after dropping qp->mutex, so a handler may call
+ * back into verbs on this QP.  Also run by the SQ doorbell of a process
+ * (post.c): an error the wire reported while the doorbell transmitted
+ * (a NAK in the softirq of its own transmit) moves the QP to ERR before
+ * the system call returns, as it did when the worker transmitted.
  */
-void softrnic_qp_work(struct work_struct *work)
+bool softrnic_qp_run(struct softrnic_qp *qp)
 {
-	struct softrnic_qp *qp = container_of(work, struct softrnic_qp, work);
 	bool again = false;
 
-	mutex_lock(&qp->mutex);
-	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
-		mutex_unlock(&qp->mutex);
-		return;
-	}
+	lockdep_assert_held(&qp->mutex);
 	for (;;) {
 		if (test_and_clear_bit(SOFTRNIC_QP_FATAL_PENDING, &qp->flags)) {
 			clear_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags);
@@ -373,6 +373,21 @@ void softrnic_qp_work(struct work_struct *work)
 		    !test_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags))
 			break;
 	}
+	return again;
+}
+
+/* The QP's work item: softrnic_qp_run(), then events. */
+void softrnic_qp_work(struct work_struct *work)
+{
+	struct softrnic_qp *qp = container_of(work, struct softrnic_qp, work);
+	bool again;
+
+	mutex_lock(&qp->mutex);
+	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
+		mutex_unlock(&qp->mutex);
+		return;
+	}
+	again = softrnic_qp_run(qp);
 	mutex_unlock(&qp->mutex);
 
 	softrnic_qp_raise_events(qp);

@@ -160,6 +160,10 @@ struct roce_req {
 	spinlock_t lock;
 	bool active;			/* RTS/SQD and not in error */
 	bool want_kick;			/* sq_xmit said -EAGAIN */
+	bool tx_busy;			/* a context is in roce_req_tx() */
+	bool tx_slot_wait;		/* take waits for tx_cur's slot */
+	struct roce_rwqe *tx_cur;	/* WQE copy tx_busy reads unlocked */
+	u32 gen;			/* ++ on stop: forget old tx_cur */
 	bool rnr_wait;			/* sleeping out an RNR NAK */
 	struct roce_rwqe *rwqe;		/* ring of nslots */
 	u32 nslots;

@@ -8,11 +8,21 @@
  * range: one PSN per packet of a SEND or WRITE, one per expected
  * response packet of a READ, one for an atomic.  roce_req_tx() then
  * sends packets from (req.tx, req.tx_psn) while fewer than ROCE_WINDOW
- * PSNs are unacknowledged; it runs with qp->mutex held (from sq_xmit or
- * the QP's transmit work item), so only one context ever transmits, and
- * builds each packet after dropping req.lock.  WQE copies are reused
- * only by roce_req_take(), also under qp->mutex, so reading a WQE's SGEs
- * without req.lock is safe.
+ * PSNs are unacknowledged.  It runs wherever there is something to send:
+ * in the context that rang the SQ doorbell (sq_xmit), in the receive
+ * softirq of the ACK or response that opened the window, or in the QP's
+ * transmit work item (leftovers beyond a budget, timers).  One context
+ * transmits at a time (req.tx_busy, under req.lock), so packets leave in
+ * PSN order, and each packet is built after dropping req.lock.  The WQE
+ * copy a transmitter reads without req.lock (req.tx_cur) is not reused
+ * by roce_req_take() until that transmitter is done with it.
+ *
+ * Staying in the context that made the work also keeps a QP's packets on
+ * one CPU: a veth delivers into the sending CPU's backlog, so packets of
+ * one flow sent from two CPUs can overtake each other, which costs a
+ * sequence NAK and a go-back.  The doorbell runs on the process's CPU,
+ * the responder and the ACK it sends run in the softirq of that same
+ * backlog, and the transmit after the ACK follows it there.
  *
  * Acknowledgement (softirq, req.lock): [una_psn, max_sent) are in
  * flight.  An ACK for PSN p completes every SEND/WRITE ending at or
@@ -79,6 +89,7 @@ void roce_req_stop(struct roce_qp *rqp)
 
 	spin_lock_irqsave(&req->lock, flags);
 	req->active = false;
+	req->gen++;
 	req->head = req->tail = req->tx = 0;
 	req->rd_out = 0;
 	req->want_kick = false;
@@ -199,10 +210,15 @@ int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
 		goto busy;
 	if ((sqe->flags & SOFTRNIC_WQE_F_FENCE) && req->rd_out)
 		goto busy;
+	r = roce_rwqe(req, req->tail);
+	if (req->tx_busy && req->tx_cur == r) {
+		/* A transmitter still reads the old WQE here; it kicks us. */
+		req->tx_slot_wait = true;
+		goto busy;
+	}
 	mtu = req->mtu;
 	npkts = roce_op_is_rd(op) && op != ROCE_OP_READ ? 1 :
 		max_t(u32, DIV_ROUND_UP_ULL(len, mtu), 1);
-	r = roce_rwqe(req, req->tail);
 	memcpy(&r->wqe, wqe, sizeof(*wqe));
 	r->len = len;
 	r->op = op;
@@ -392,8 +408,11 @@ static void roce_req_fail(struct roce_qp *rqp, struct roce_rwqe *r,
 }
 
 /*
- * Send what may be sent now.  qp->mutex held (sq_xmit or the work item);
- * process context.  Leftovers beyond the budget go to the work item.
+ * Send what may be sent now, at most ROCE_TX_BUDGET packets; leftovers go
+ * to the transmit work item.  Any context; no lock held.  A caller that
+ * finds another context transmitting leaves the work to that one, which
+ * looks at the state again under req.lock before every packet and before
+ * it stops.
  */
 void roce_req_tx(struct roce_qp *rqp)
 {
@@ -401,38 +420,38 @@ void roce_req_tx(struct roce_qp *rqp)
 	struct roce_req *req = &rqp->req;
 	unsigned int budget = ROCE_TX_BUDGET;
 	const struct softrnic_sqe *sqe;
+	bool more = false, kick_sq;
 	struct roce_txpkt t;
 	unsigned long flags;
 	struct sk_buff *skb;
 	void *payload;
-	bool more;
+	u32 gen;
 	int err;
 
-	lockdep_assert_held(&qp->mutex);
+	spin_lock_irqsave(&req->lock, flags);
+	if (req->tx_busy) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		return;
+	}
+	req->tx_busy = true;
 	for (;;) {
-		spin_lock_irqsave(&req->lock, flags);
 		if (!budget) {
 			more = req->active && !req->rnr_wait &&
 			       req->tx != req->tail;
-			spin_unlock_irqrestore(&req->lock, flags);
-			if (more)
-				roce_qp_kick_work(qp, &req->work);
-			return;
+			break;
 		}
-		if (!roce_req_next(rqp, &t)) {
-			spin_unlock_irqrestore(&req->lock, flags);
-			return;
-		}
+		if (!roce_req_next(rqp, &t))
+			break;
+		req->tx_cur = t.r;
+		gen = req->gen;
 		spin_unlock_irqrestore(&req->lock, flags);
 		budget--;
 
 		skb = roce_alloc_skb(qp, &t.pkt, &payload);
-		if (!skb)
-			continue;	/* lost; the timer resends it */
 		sqe = &t.r->wqe.sqe;
 		err = 0;
-		if (!t.pkt.payload_len)
-			;
+		if (!skb || !t.pkt.payload_len)
+			;	/* no skb: lost, the timer resends it */
 		else if (t.r->op == ROCE_OP_ATOMIC_WRITE)
 			memcpy(payload, &sqe->atomic.swap, sizeof(u64));
 		else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
@@ -447,25 +466,33 @@ void roce_req_tx(struct roce_qp *rqp)
 		if (err) {
 			kfree_skb(skb);
 			spin_lock_irqsave(&req->lock, flags);
-			if (req->active && !t.r->done)
+			if (req->active && req->gen == gen && !t.r->done)
 				roce_req_fail(rqp, t.r,
 					      softrnic_mem_wc_status(err, false));
-			spin_unlock_irqrestore(&req->lock, flags);
-			return;
+			break;
 		}
-		roce_xmit(qp, skb);
+		if (skb)
+			roce_xmit(qp, skb);
+		spin_lock_irqsave(&req->lock, flags);
 	}
+	req->tx_busy = false;
+	req->tx_cur = NULL;
+	kick_sq = req->tx_slot_wait;
+	req->tx_slot_wait = false;
+	spin_unlock_irqrestore(&req->lock, flags);
+
+	if (more)
+		roce_qp_kick_work(qp, &req->work);
+	if (kick_sq)
+		softrnic_qp_kick(qp);
 }
 
 void roce_req_work(struct work_struct *work)
 {
 	struct roce_qp *rqp = container_of(work, struct roce_qp, req.work);
-	struct softrnic_qp *qp = rqp->qp;
 
-	mutex_lock(&qp->mutex);
-	if (!test_bit(SOFTRNIC_QP_DYING, &qp->flags))
+	if (!READ_ONCE(rqp->dying))
 		roce_req_tx(rqp);
-	mutex_unlock(&qp->mutex);
 }
 
 /* Resend from @psn on (go-back-N); req.lock held. */
@@ -798,8 +825,9 @@ void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	}
 	spin_unlock_irqrestore(&req->lock, flags);
 
+	/* The window opened: send on from here (see the top of the file). */
 	if (kick_tx)
-		roce_qp_kick_work(qp, &req->work);
+		roce_req_tx(rqp);
 	if (kick_sq)
 		softrnic_qp_kick(qp);
 }
