@@ -5,8 +5,8 @@
 # (both devices' counters), not sooner than rnr_retry timer periods, the
 # WRITE behind it flushed and never executed, the responder still RTS.
 # rnr_retry 7 (infinite): a receive posted 0.6 s late completes the SEND
-# with the right bytes.  The budget is per message: with rnr_retry 1,
-# three SENDs in a row that each meet one RNR NAK all complete.  The
+# with the right bytes.  The budget is per message: with rnr_retry 2,
+# three SENDs in a row that each meet an RNR NAK all complete.  The
 # rnr_naks_{sent,rcvd} counters of
 # `rdma statistic` must move by the same amounts.
 #   softrnic -> softrnic, rxe -> softrnic, softrnic -> rxe.
