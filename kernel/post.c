@@ -211,22 +211,12 @@ static int softrnic_post_send_kernel(struct softrnic_qp *qp,
  */
 static void softrnic_sq_doorbell(struct softrnic_qp *qp)
 {
-	bool again;
-
 	if (!mutex_trylock(&qp->mutex)) {
 		/* the worker runs, and runs again after this */
 		softrnic_qp_kick(qp);
 		return;
 	}
-	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
-		mutex_unlock(&qp->mutex);
-		return;
-	}
-	again = softrnic_qp_run(qp);
-	mutex_unlock(&qp->mutex);
-	softrnic_qp_raise_events(qp);
-	if (again)
-		softrnic_qp_kick(qp);
+	softrnic_qp_run_unlock(qp);
 }
 
 int softrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -361,6 +361,7 @@ void softrnic_qp_work(struct work_struct *work);
 void softrnic_qp_kick(struct softrnic_qp *qp);
 bool softrnic_sq_drain(struct softrnic_qp *qp);
 bool softrnic_qp_run(struct softrnic_qp *qp);
+void softrnic_qp_run_unlock(struct softrnic_qp *qp);
 /*
  * Completion of SQ WQE @index (the wire, or the core for local WQEs);
  * any context.  CQEs are produced in SQ order.  A status other than

@@ -376,13 +376,16 @@ bool softrnic_qp_run(struct softrnic_qp *qp)
 	return again;
 }
 
-/* The QP's work item: softrnic_qp_run(), then events. */
-void softrnic_qp_work(struct work_struct *work)
+/*
+ * With qp->mutex held (taken by the worker or the doorbell): run the QP
+ * unless it is dying, drop the mutex, raise the events it produced and
+ * queue the worker if the SQ budget ran out.
+ */
+void softrnic_qp_run_unlock(struct softrnic_qp *qp)
 {
-	struct softrnic_qp *qp = container_of(work, struct softrnic_qp, work);
 	bool again;
 
-	mutex_lock(&qp->mutex);
+	lockdep_assert_held(&qp->mutex);
 	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
 		mutex_unlock(&qp->mutex);
 		return;
@@ -393,4 +396,13 @@ void softrnic_qp_work(struct work_struct *work)
 	softrnic_qp_raise_events(qp);
 	if (again)
 		softrnic_qp_kick(qp);
+}
+
+/* The QP's work item. */
+void softrnic_qp_work(struct work_struct *work)
+{
+	struct softrnic_qp *qp = container_of(work, struct softrnic_qp, work);
+
+	mutex_lock(&qp->mutex);
+	softrnic_qp_run_unlock(qp);
 }

@@ -665,27 +665,37 @@ static void roce_req_acknowledge(struct roce_qp *rqp,
 }
 
 /*
+ * The last response packet of a READ, atomic or placement WQE (PSN @psn)
+ * is in: it acknowledges everything up to it, and the WQE completes.
+ */
+static void roce_req_rd_done(struct roce_qp *rqp, struct roce_rwqe *r,
+			     u32 psn, u32 byte_len)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_req *req = &rqp->req;
+
+	req->una_psn = roce_psn_add(psn, 1);
+	req->retry_left = qp->attr.retry_cnt;
+	r->done = true;
+	req->rd_out--;
+	req->head++;
+	softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, byte_len);
+	roce_rto_update(rqp);
+}
+
+/*
  * The response to a FLUSH or ATOMIC WRITE at req.head: a zero-length READ
  * RESPONSE ONLY.  Anything else in its place is a bad response.
  */
 static void roce_req_placement_resp(struct roce_qp *rqp, struct roce_rwqe *r,
 				    const struct roce_pkt *pkt)
 {
-	struct softrnic_qp *qp = rqp->qp;
-	struct roce_req *req = &rqp->req;
-
 	if (pkt->opcode != ROCE_RC_RDMA_READ_RESPONSE_ONLY ||
 	    pkt->payload_len) {
 		roce_req_fail(rqp, r, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	req->una_psn = roce_psn_add(pkt->psn, 1);
-	req->retry_left = qp->attr.retry_cnt;
-	r->done = true;
-	req->rd_out--;
-	req->head++;
-	softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, r->len);
-	roce_rto_update(rqp);
+	roce_req_rd_done(rqp, r, pkt->psn, r->len);
 }
 
 /* READ RESPONSE packets: place the data, complete on the last one. */
@@ -739,14 +749,12 @@ static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
 			return;
 		}
 	}
+	if (flags & ROCE_OPF_LAST) {
+		roce_req_rd_done(rqp, r, psn, r->len);
+		return;
+	}
 	req->una_psn = roce_psn_add(psn, 1);
 	req->retry_left = qp->attr.retry_cnt;
-	if (flags & ROCE_OPF_LAST) {
-		r->done = true;
-		req->rd_out--;
-		req->head++;
-		softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, r->len);
-	}
 	roce_rto_update(rqp);
 }
 
@@ -774,13 +782,7 @@ static void roce_req_atomic_ack(struct roce_qp *rqp,
 		roce_req_fail(rqp, r, IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	req->una_psn = roce_psn_add(pkt->psn, 1);
-	req->retry_left = qp->attr.retry_cnt;
-	r->done = true;
-	req->rd_out--;
-	req->head++;
-	softrnic_sq_complete(qp, r->wqe.index, IB_WC_SUCCESS, sizeof(orig));
-	roce_rto_update(rqp);
+	roce_req_rd_done(rqp, r, pkt->psn, sizeof(orig));
 }
 
 /* A response packet for this QP's requester; softirq. */

@@ -427,6 +427,21 @@ static bool roce_resp_rd_full(struct roce_qp *rqp)
 	       max_t(u32, rqp->qp->attr.max_dest_rd_atomic, 1);
 }
 
+/*
+ * A READ, atomic or placement request of @npkts PSNs is accepted: its
+ * resource waits for its responses to go out, the request is consumed.
+ */
+static void roce_res_queue(struct roce_resp *resp, struct roce_res *res,
+			   u32 npkts, struct roce_resp_out *out)
+{
+	res->pending = true;
+	resp->npending++;
+	resp->epsn = roce_psn_add(resp->epsn, npkts);
+	resp->msn = roce_psn_add(resp->msn, 1);
+	res->msn = resp->msn;
+	out->kick = true;
+}
+
 static void roce_resp_read(struct roce_qp *rqp, const struct roce_pkt *pkt,
 			   struct roce_resp_out *out)
 {
@@ -466,12 +481,7 @@ static void roce_resp_read(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	res->va = pkt->reth.va;
 	res->rkey = pkt->reth.rkey;
 	res->resid = pkt->reth.len;
-	res->pending = true;
-	resp->npending++;
-	resp->epsn = roce_psn_add(resp->epsn, npkts);
-	resp->msn = roce_psn_add(resp->msn, 1);
-	res->msn = resp->msn;
-	out->kick = true;
+	roce_res_queue(resp, res, npkts, out);
 }
 
 static void roce_resp_atomic(struct roce_qp *rqp, const struct roce_pkt *pkt,
@@ -517,12 +527,7 @@ static void roce_resp_atomic(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	res->last_psn = pkt->psn;
 	res->cur_psn = pkt->psn;
 	res->orig = orig;
-	res->pending = true;
-	resp->npending++;
-	resp->epsn = roce_psn_add(resp->epsn, 1);
-	resp->msn = roce_psn_add(resp->msn, 1);
-	res->msn = resp->msn;
-	out->kick = true;
+	roce_res_queue(resp, res, 1, out);
 }
 
 /*
@@ -542,12 +547,7 @@ static void roce_resp_placement_done(struct roce_qp *rqp,
 	res->last_psn = pkt->psn;
 	res->start_psn = pkt->psn;
 	res->cur_psn = pkt->psn;
-	res->pending = true;
-	resp->npending++;
-	resp->epsn = roce_psn_add(resp->epsn, 1);
-	resp->msn = roce_psn_add(resp->msn, 1);
-	res->msn = resp->msn;
-	out->kick = true;
+	roce_res_queue(resp, res, 1, out);
 }
 
 /*
