@@ -133,6 +133,28 @@ wait_listen() {
 	return 1
 }
 
+# The guest's CPU time so far per state, in USER_HZ ticks summed over CPUs:
+# "user system softirq idle" (user includes nice, system includes irq).
+cpu_ticks() {
+	local _cpu us ni sy id io irq sirq rest
+	read -r _cpu us ni sy id io irq sirq rest </proc/stat
+	echo "$((us + ni)) $((sy + irq)) $sirq $((id + io))"
+}
+
+# cpu_split BEFORE AFTER: where the CPUs' time went in between, in percent.
+cpu_split() {
+	local -a a b
+	local t i
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	t=0
+	for i in 0 1 2 3; do t=$((t + b[i] - a[i])); done
+	[ "$t" -gt 0 ] || t=1
+	printf 'user %d%% system %d%% softirq %d%% idle %d%%' \
+		$((100 * (b[0] - a[0]) / t)) $((100 * (b[1] - a[1]) / t)) \
+		$((100 * (b[2] - a[2]) / t)) $((100 * (b[3] - a[3]) / t))
+}
+
 sr0_pkts() {
 	local tx rx
 	read -r tx </sys/class/net/sr0/statistics/tx_packets || tx=0
@@ -271,7 +293,7 @@ srv_prefix() { [ -n "$SRV_NS" ] && echo "$IP netns exec $SRV_NS"; }
 # tool output goes to the log (fd 3).
 RESULT='' RESULT_MIN=''
 perf_run() {
-	local test=$1 size=$2 tag=$3 args tmo spid rc src pk0 pk1 t0 val vmin
+	local test=$1 size=$2 tag=$3 args tmo spid rc src pk0 pk1 t0 val vmin c0 c1
 	local cli=$WORK/cli srv=$WORK/srv
 	PORT=$((PORT + 1))
 	case $test in
@@ -301,9 +323,11 @@ perf_run() {
 		return
 	fi
 	pk0=$(sr0_pkts)
+	c0=$(cpu_ticks)
 	t0=$SECONDS
 	bounded "$tmo" "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$B" >"$cli" 2>&1
 	rc=$?
+	c1=$(cpu_ticks)
 	pk1=$(sr0_pkts)
 	[ $rc = 0 ] || kill "$spid" 2>/dev/null
 	reap "$spid" 15
@@ -325,6 +349,7 @@ perf_run() {
 	numeric "$val" || vmin=$val
 	{
 		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over sr0 -> $val"
+		echo "  cpu (all CPUs, client's run): $(cpu_split "$c0" "$c1")"
 		echo "  client: $test -d $CLI_DEV -x $CLI_GID ${args[*]} $B"
 		dump "$cli"
 		echo "  server: $(srv_prefix) $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
