@@ -25,6 +25,7 @@
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <net/dst_cache.h>
 
 #include "queue.h"
 #include "mem.h"
@@ -63,6 +64,8 @@ enum roce_counter {
 	ROCE_CNT_ACKS_SENT,
 	ROCE_CNT_READ_RESPONSES,
 	ROCE_CNT_ATOMICS,
+	ROCE_CNT_RX_STEERED,		/* received on another CPU (roce_steer.c) */
+	ROCE_CNT_DROP_STEER_FULL,	/* that CPU's queue for the QP was full */
 	ROCE_CNT_NR,
 };
 
@@ -101,6 +104,7 @@ void roce_dev_fini(struct softrnic_dev *sdev);
 /* Paths: where a QP's packets go, derived from its AV at modify time. */
 
 struct roce_path {
+	u32 gen;			/* ++ on every update */
 	bool valid;
 	bool ipv6;
 	int ifindex;			/* the source GID's netdev (VLAN dev) */
@@ -164,6 +168,7 @@ struct roce_req {
 	bool tx_slot_wait;		/* take waits for tx_cur's slot */
 	struct roce_rwqe *tx_cur;	/* WQE copy tx_busy reads unlocked */
 	u32 gen;			/* ++ on stop: forget old tx_cur */
+	int tx_cpu;			/* transmits from there, or -1 */
 	bool rnr_wait;			/* sleeping out an RNR NAK */
 	struct roce_rwqe *rwqe;		/* ring of nslots */
 	u32 nslots;
@@ -255,8 +260,18 @@ struct roce_qp {
 	bool dying;
 	seqlock_t path_lock;
 	struct roce_path path;
+	/* path's route, per CPU (BH off); reset when path changes. */
+	struct dst_cache dst_cache;
 	struct roce_req req;
 	struct roce_resp resp;
+	/* Receive steering (roce_steer.c), under rx_lock. */
+	spinlock_t rx_lock;
+	struct sk_buff_head rx_queue;	/* its own lock unused */
+	bool rx_busy;			/* packets queue, until it drained */
+	bool rx_kicked;			/* the work item is woken */
+	int rx_cpu;			/* where it runs */
+	u32 rx_run;			/* FIRST/MIDDLE packets in a row */
+	struct work_struct rx_work;
 };
 
 static inline struct roce_qp *roce_qp(const struct softrnic_qp *qp)
@@ -276,6 +291,21 @@ void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur);
 int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
 
+/* roce_net.c */
+void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
+		     struct softrnic_qp *qp);
+
+/* roce_steer.c */
+int roce_steer_init(void);
+void roce_steer_exit(void);
+void roce_steer_qp_init(struct roce_qp *rqp);
+void roce_steer_qp_fini(struct roce_qp *rqp);
+void roce_steer_purge(struct roce_qp *rqp);
+bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
+		u32 len);
+void roce_steer_work(struct work_struct *work);
+void roce_steer_queue_work(int cpu, struct work_struct *work);
+
 /* roce_req.c */
 void roce_req_init(struct roce_qp *rqp);
 void roce_req_start(struct roce_qp *rqp);
@@ -285,6 +315,7 @@ void roce_req_tx(struct roce_qp *rqp);
 void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		  struct sk_buff *skb, u32 bth_off);
 void roce_req_work(struct work_struct *work);
+void roce_req_kick(struct roce_qp *rqp);
 
 /* roce_resp.c */
 void roce_resp_init(struct roce_qp *rqp);

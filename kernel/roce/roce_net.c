@@ -137,38 +137,21 @@ static bool roce_from_peer(struct roce_qp *rqp, const struct sk_buff *skb)
 }
 
 /*
- * One RoCEv2 packet: @skb->data is at the UDP header, whose length the
- * UDP layer checked and trimmed the skb to.  Softirq; consumes @skb.
+ * Everything from the ICRC on, for one packet whose headers roce_rcv()
+ * pulled and counted.  @qp is the QP the BTH names, looked up before the
+ * packet was checked (the caller holds a reference), or NULL.  Softirq,
+ * or the steering work item with BH off under RCU; consumes @skb.
  */
-static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
+void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
+		     struct softrnic_qp *qp)
 {
 	struct softrnic_dev *sdev = rdev->sdev;
 	const u32 bth_off = sizeof(struct udphdr);
-	struct softrnic_qp *qp;
-	struct roce_pkt pkt;
-	bool ipv6;
-	u32 len, icrc, wire_icrc;
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	u32 len = skb->len - bth_off, icrc, wire_icrc;
 	u8 icrc_buf[ROCE_ICRC_LEN];
+	struct roce_pkt pkt;
 	int err;
-
-	ipv6 = skb->protocol == htons(ETH_P_IPV6);
-	if (!ipv6 && (skb->protocol != htons(ETH_P_IP) ||
-		      ip_hdr(skb)->ihl != 5)) {
-		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
-		goto drop;
-	}
-	if (skb->len < bth_off + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
-		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
-		goto drop;
-	}
-	len = skb->len - bth_off;
-	/* Headers linear; the payload may stay in fragments. */
-	if (!pskb_may_pull(skb, bth_off + min_t(u32, len, ROCE_MAX_HDR_LEN))) {
-		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
-		goto drop;
-	}
-	roce_count(sdev, ROCE_CNT_RX_PKTS, 1);
-	roce_count(sdev, ROCE_CNT_RX_BYTES, len);
 
 	/* The ICRC first: nothing of a corrupt packet is looked at. */
 	if (skb_copy_bits(skb, skb->len - ROCE_ICRC_LEN, icrc_buf,
@@ -193,15 +176,12 @@ static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	qp = softrnic_qp_get(sdev, pkt.dest_qpn);
+	/* The peeked QPN is the checked one: the ICRC covers it. */
 	if (!qp || qp->kind != SR_QP_RC || !roce_qp(qp)) {
-		if (qp)
-			softrnic_qp_put(qp);
 		roce_count(sdev, ROCE_CNT_DROP_UNKNOWN_QP, 1);
 		goto drop;
 	}
 	if (!roce_from_peer(roce_qp(qp), skb)) {
-		softrnic_qp_put(qp);
 		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
 		goto drop;
 	}
@@ -209,8 +189,53 @@ static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
 		roce_req_rcv(roce_qp(qp), &pkt, skb, bth_off);
 	else
 		roce_resp_rcv(roce_qp(qp), &pkt, skb, bth_off);
-	softrnic_qp_put(qp);
 	consume_skb(skb);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/*
+ * One RoCEv2 packet: @skb->data is at the UDP header, whose length the
+ * UDP layer checked and trimmed the skb to.  Processed here, or queued
+ * for another CPU (roce_steer.c).  Softirq; consumes @skb.
+ */
+static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
+{
+	struct softrnic_dev *sdev = rdev->sdev;
+	const u32 bth_off = sizeof(struct udphdr);
+	struct softrnic_qp *qp;
+	u32 len;
+
+	if (skb->protocol != htons(ETH_P_IPV6) &&
+	    (skb->protocol != htons(ETH_P_IP) || ip_hdr(skb)->ihl != 5)) {
+		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
+		goto drop;
+	}
+	if (skb->len < bth_off + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
+		goto drop;
+	}
+	len = skb->len - bth_off;
+	/* Headers linear; the payload may stay in fragments. */
+	if (!pskb_may_pull(skb, bth_off + min_t(u32, len, ROCE_MAX_HDR_LEN))) {
+		roce_count(sdev, ROCE_CNT_DROP_TRUNCATED, 1);
+		goto drop;
+	}
+	roce_count(sdev, ROCE_CNT_RX_PKTS, 1);
+	roce_count(sdev, ROCE_CNT_RX_BYTES, len);
+
+	/* Unchecked yet: only picks the QP that may process it. */
+	qp = softrnic_qp_get(sdev, roce_bth_qpn((const struct roce_bth *)
+						(skb->data + bth_off)));
+	if (qp && qp->kind == SR_QP_RC && roce_qp(qp) &&
+	    roce_steer(roce_qp(qp), skb, bth_off, len)) {
+		softrnic_qp_put(qp);
+		return;
+	}
+	roce_rcv_finish(rdev, skb, qp);
+	if (qp)
+		softrnic_qp_put(qp);
 	return;
 drop:
 	kfree_skb(skb);
@@ -361,8 +386,28 @@ static void roce_put_icrc(struct sk_buff *skb, bool ipv6)
 					bth_off, len));
 }
 
-static int roce_xmit4(struct net *net, const struct roce_path *p,
-		      struct sk_buff *skb)
+/*
+ * The route of a QP's path comes from its per-CPU cache, or is looked up
+ * and cached.  A transmitter that read the path before it changed may
+ * cache the old path's route after roce_path_update() reset the cache:
+ * it then sees the new generation and resets it again.  A cached route
+ * the FIB has since invalidated is never returned (dst_cache checks).
+ */
+static void roce_route_cached(struct roce_qp *rqp, u32 gen)
+{
+	unsigned int seq;
+	u32 now;
+
+	do {
+		seq = read_seqbegin(&rqp->path_lock);
+		now = rqp->path.gen;
+	} while (read_seqretry(&rqp->path_lock, seq));
+	if (now != gen)
+		dst_cache_reset(&rqp->dst_cache);
+}
+
+static int roce_xmit4(struct net *net, struct roce_qp *rqp,
+		      const struct roce_path *p, struct sk_buff *skb)
 {
 	struct flowi4 fl = {
 		.flowi4_oif = p->ifindex,
@@ -373,10 +418,16 @@ static int roce_xmit4(struct net *net, const struct roce_path *p,
 	};
 	struct rtable *rt;
 	struct iphdr *iph;
+	__be32 saddr;
 
-	rt = ip_route_output_key(net, &fl);
-	if (IS_ERR(rt))
-		return -EHOSTUNREACH;
+	rt = dst_cache_get_ip4(&rqp->dst_cache, &saddr);
+	if (!rt) {
+		rt = ip_route_output_key(net, &fl);
+		if (IS_ERR(rt))
+			return -EHOSTUNREACH;
+		dst_cache_set_ip4(&rqp->dst_cache, &rt->dst, fl.saddr);
+		roce_route_cached(rqp, p->gen);
+	}
 	skb_dst_set(skb, &rt->dst);
 
 	roce_push_udp(skb, p->sport);
@@ -401,8 +452,8 @@ static int roce_xmit4(struct net *net, const struct roce_path *p,
 	return ip_local_out(net, NULL, skb);
 }
 
-static int roce_xmit6(struct net *net, const struct roce_path *p,
-		      struct sk_buff *skb)
+static int roce_xmit6(struct net *net, struct roce_qp *rqp,
+		      const struct roce_path *p, struct sk_buff *skb)
 {
 	struct flowi6 fl6 = {
 		.flowi6_oif = p->ifindex,
@@ -410,15 +461,21 @@ static int roce_xmit6(struct net *net, const struct roce_path *p,
 		.saddr = p->saddr6,
 		.daddr = p->daddr6,
 	};
+	struct in6_addr saddr;
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6h;
 
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
-	if (IS_ERR(dst))
-		return -EHOSTUNREACH;
-	if (dst->error) {
-		dst_release(dst);
-		return -EHOSTUNREACH;
+	dst = dst_cache_get_ip6(&rqp->dst_cache, &saddr);
+	if (!dst) {
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return -EHOSTUNREACH;
+		if (dst->error) {
+			dst_release(dst);
+			return -EHOSTUNREACH;
+		}
+		dst_cache_set_ip6(&rqp->dst_cache, dst, &fl6.saddr);
+		roce_route_cached(rqp, p->gen);
 	}
 	skb_dst_set(skb, dst);
 
@@ -457,17 +514,21 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 		return -EHOSTUNREACH;
 	}
 
+	/* BH off: the route cache is per CPU. */
+	local_bh_disable();
 	rcu_read_lock();
 	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED) {
 		rcu_read_unlock();
+		local_bh_enable();
 		kfree_skb(skb);
 		return -ENODEV;
 	}
 	if (path.ipv6)
-		err = roce_xmit6(dev_net(ndev), &path, skb);
+		err = roce_xmit6(dev_net(ndev), roce_qp(qp), &path, skb);
 	else
-		err = roce_xmit4(dev_net(ndev), &path, skb);
+		err = roce_xmit4(dev_net(ndev), roce_qp(qp), &path, skb);
 	rcu_read_unlock();
+	local_bh_enable();
 
 	if (err == -EHOSTUNREACH) {
 		kfree_skb(skb);
@@ -658,10 +719,19 @@ static struct pernet_operations roce_net_ops = {
 
 int roce_net_init(void)
 {
-	return register_pernet_subsys(&roce_net_ops);
+	int err;
+
+	err = roce_steer_init();
+	if (err)
+		return err;
+	err = register_pernet_subsys(&roce_net_ops);
+	if (err)
+		roce_steer_exit();
+	return err;
 }
 
 void roce_net_exit(void)
 {
 	unregister_pernet_subsys(&roce_net_ops);
+	roce_steer_exit();
 }

@@ -66,9 +66,12 @@ static void roce_path_update(struct roce_qp *rqp)
 	p.valid = true;
 store:
 	/* Readers run in softirq: keep them off this CPU while writing. */
+	p.gen = rqp->path.gen + 1;	/* writers hold qp->mutex */
 	write_seqlock_bh(&rqp->path_lock);
 	rqp->path = p;
 	write_sequnlock_bh(&rqp->path_lock);
+	/* Routes of the old path are not used again (roce_xmit). */
+	dst_cache_reset(&rqp->dst_cache);
 }
 
 int roce_qp_init(struct softrnic_qp *qp)
@@ -87,7 +90,8 @@ int roce_qp_init(struct softrnic_qp *qp)
 	rqp->req.rwqe = kvcalloc(rqp->req.nslots, sizeof(*rqp->req.rwqe),
 				 GFP_KERNEL);
 	rqp->resp.res = kcalloc(ROCE_NRES, sizeof(*rqp->resp.res), GFP_KERNEL);
-	if (!rqp->req.rwqe || !rqp->resp.res) {
+	if (!rqp->req.rwqe || !rqp->resp.res ||
+	    dst_cache_init(&rqp->dst_cache, GFP_KERNEL)) {
 		kvfree(rqp->req.rwqe);
 		kfree(rqp->resp.res);
 		kfree(rqp);
@@ -95,6 +99,7 @@ int roce_qp_init(struct softrnic_qp *qp)
 	}
 	roce_req_init(rqp);
 	roce_resp_init(rqp);
+	roce_steer_qp_init(rqp);
 	qp->wire_priv = rqp;
 	return 0;
 }
@@ -116,8 +121,10 @@ void roce_qp_fini(struct softrnic_qp *qp)
 	cancel_work_sync(&rqp->resp.work);
 	del_timer_sync(&rqp->req.rto);
 	del_timer_sync(&rqp->req.rnr);
+	roce_steer_qp_fini(rqp);
 
 	qp->wire_priv = NULL;
+	dst_cache_destroy(&rqp->dst_cache);
 	kvfree(rqp->req.rwqe);
 	kfree(rqp->resp.res);
 	kfree(rqp);
@@ -145,10 +152,12 @@ void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur)
 	case IB_QPS_ERR:
 		roce_req_stop(rqp);
 		roce_resp_stop(rqp, true);
+		roce_steer_purge(rqp);
 		break;
 	case IB_QPS_RESET:
 		roce_req_stop(rqp);
 		roce_resp_stop(rqp, false);
+		roce_steer_purge(rqp);
 		break;
 	default:
 		break;

@@ -17,12 +17,14 @@
  * copy a transmitter reads without req.lock (req.tx_cur) is not reused
  * by roce_req_take() until that transmitter is done with it.
  *
- * Staying in the context that made the work also keeps a QP's packets on
- * one CPU: a veth delivers into the sending CPU's backlog, so packets of
- * one flow sent from two CPUs can overtake each other, which costs a
- * sequence NAK and a go-back.  The doorbell runs on the process's CPU,
- * the responder and the ACK it sends run in the softirq of that same
- * backlog, and the transmit after the ACK follows it there.
+ * A QP transmits from one CPU while packets are in flight (req.tx_cpu):
+ * a veth delivers into the sending CPU's backlog, so packets of one flow
+ * sent from two CPUs can overtake each other, which costs a sequence NAK
+ * and a go-back.  A doorbell or an ACK on another CPU hands the transmit
+ * to the work item on tx_cpu (on roce_steer.c's bound queue, where it
+ * preempts a process spinning on that CPU).  Once everything sent is
+ * acknowledged nothing can be overtaken, and the next transmitter's CPU
+ * becomes tx_cpu.  The work item itself always transmits where it runs.
  *
  * Acknowledgement (softirq, req.lock): [una_psn, max_sent) are in
  * flight.  An ACK for PSN p completes every SEND/WRITE ending at or
@@ -54,6 +56,15 @@ void roce_req_init(struct roce_qp *rqp)
 	timer_setup(&req->rto, roce_rto_fn, 0);
 	timer_setup(&req->rnr, roce_rnr_fn, 0);
 	INIT_WORK(&req->work, roce_req_work);
+	req->tx_cpu = -1;
+}
+
+/* Have the transmit work item run, on tx_cpu if there is one. */
+void roce_req_kick(struct roce_qp *rqp)
+{
+	if (!READ_ONCE(rqp->dying))
+		roce_steer_queue_work(READ_ONCE(rqp->req.tx_cpu),
+				      &rqp->req.work);
 }
 
 /* From RTR to RTS: start at sq_psn; qp->mutex held. */
@@ -280,6 +291,13 @@ static u8 roce_send_opcode(const struct roce_rwqe *r, bool first, bool last)
 	return ROCE_RC_SEND_MIDDLE;
 }
 
+/* Is there a packet that may be sent now?  req.lock held. */
+static bool roce_req_can_send(const struct roce_req *req)
+{
+	return req->active && !req->rnr_wait && req->tx != req->tail &&
+	       roce_psn_diff(req->tx_psn, req->una_psn) < ROCE_WINDOW;
+}
+
 /*
  * The next packet at (tx, tx_psn), and advance; req.lock held.  Returns
  * false if nothing may be sent now.
@@ -293,9 +311,7 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 	u32 n, mtu = req->mtu;
 	bool first, last;
 
-	if (!req->active || req->rnr_wait || req->tx == req->tail)
-		return false;
-	if (roce_psn_diff(req->tx_psn, req->una_psn) >= ROCE_WINDOW)
+	if (!roce_req_can_send(req))
 		return false;
 	r = roce_rwqe(req, req->tx);
 	sqe = &r->wqe.sqe;
@@ -408,13 +424,14 @@ static void roce_req_fail(struct roce_qp *rqp, struct roce_rwqe *r,
 }
 
 /*
- * Send what may be sent now, at most ROCE_TX_BUDGET packets; leftovers go
- * to the transmit work item.  Any context; no lock held.  A caller that
+ * Send what may be sent now, at most ROCE_TX_BUDGET packets; leftovers,
+ * and what must be sent from tx_cpu, go to the transmit work item.  Any
+ * context; no lock held; @work: called by that work item.  A caller that
  * finds another context transmitting leaves the work to that one, which
  * looks at the state again under req.lock before every packet and before
  * it stops.
  */
-void roce_req_tx(struct roce_qp *rqp)
+static void __roce_req_tx(struct roce_qp *rqp, bool work)
 {
 	struct softrnic_qp *qp = rqp->qp;
 	struct roce_req *req = &rqp->req;
@@ -425,8 +442,8 @@ void roce_req_tx(struct roce_qp *rqp)
 	unsigned long flags;
 	struct sk_buff *skb;
 	void *payload;
+	int err, cpu;
 	u32 gen;
-	int err;
 
 	spin_lock_irqsave(&req->lock, flags);
 	if (req->tx_busy) {
@@ -436,9 +453,17 @@ void roce_req_tx(struct roce_qp *rqp)
 	req->tx_busy = true;
 	for (;;) {
 		if (!budget) {
-			more = req->active && !req->rnr_wait &&
-			       req->tx != req->tail;
+			more = roce_req_can_send(req);
 			break;
+		}
+		cpu = smp_processor_id();	/* irqs are off */
+		if (cpu != req->tx_cpu) {
+			if (!work && req->tx_cpu >= 0 &&
+			    roce_psn_diff(req->max_sent, req->una_psn) > 0) {
+				more = roce_req_can_send(req);
+				break;
+			}
+			req->tx_cpu = cpu;
 		}
 		if (!roce_req_next(rqp, &t))
 			break;
@@ -482,9 +507,14 @@ void roce_req_tx(struct roce_qp *rqp)
 	spin_unlock_irqrestore(&req->lock, flags);
 
 	if (more)
-		roce_qp_kick_work(qp, &req->work);
+		roce_req_kick(rqp);
 	if (kick_sq)
 		softrnic_qp_kick(qp);
+}
+
+void roce_req_tx(struct roce_qp *rqp)
+{
+	__roce_req_tx(rqp, false);
 }
 
 void roce_req_work(struct work_struct *work)
@@ -492,7 +522,7 @@ void roce_req_work(struct work_struct *work)
 	struct roce_qp *rqp = container_of(work, struct roce_qp, req.work);
 
 	if (!READ_ONCE(rqp->dying))
-		roce_req_tx(rqp);
+		__roce_req_tx(rqp, true);
 }
 
 /* Resend from @psn on (go-back-N); req.lock held. */
@@ -861,7 +891,7 @@ static void roce_rto_fn(struct timer_list *t)
 	}
 	spin_unlock_irqrestore(&req->lock, flags);
 	if (kick)
-		roce_qp_kick_work(qp, &req->work);
+		roce_req_kick(rqp);
 }
 
 static void roce_rnr_fn(struct timer_list *t)
@@ -873,5 +903,5 @@ static void roce_rnr_fn(struct timer_list *t)
 	spin_lock_irqsave(&req->lock, flags);
 	req->rnr_wait = false;
 	spin_unlock_irqrestore(&req->lock, flags);
-	roce_qp_kick_work(rqp->qp, &req->work);
+	roce_req_kick(rqp);
 }

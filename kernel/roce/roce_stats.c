@@ -33,6 +33,8 @@ static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_ACKS_SENT].name = "acks_sent",
 	[ROCE_CNT_READ_RESPONSES].name = "read_responses_sent",
 	[ROCE_CNT_ATOMICS].name = "atomics_executed",
+	[ROCE_CNT_RX_STEERED].name = "rx_steered",
+	[ROCE_CNT_DROP_STEER_FULL].name = "rx_drop_steer_full",
 };
 
 struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,

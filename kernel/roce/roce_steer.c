@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive steering: the bulk of a long message is received on another
+ * CPU than the one its packets arrive on.
+ *
+ * Why.  A veth -- and a NIC whose RSS hashes a flow to the CPU that sends
+ * on it -- delivers a packet in the softirq of the CPU that transmitted
+ * it.  Left there, one CPU would build, send, receive, check and place
+ * every packet of a stream while the others idle.  Our part of receiving
+ * a packet (ICRC, parse, placement into memory, the ACK it asks for) is
+ * about half of the work per byte, so it moves: packets inside a long
+ * message go to a per-QP work item on another CPU, on a high-priority
+ * workqueue, so it preempts a process that spins polling its CQ there.
+ * Short messages stay in the softirq: a hop would cost their latency.
+ *
+ * Which packets.  A QP starts steering at the ROCE_STEER_RUN-th packet in
+ * a row that is neither the last of a message nor an ACK (FIRST and
+ * MIDDLE of SEND, WRITE and READ RESPONSE), at once for a WRITE FIRST
+ * whose RETH says the message is at least that many packets long.  What
+ * is peeked at here only picks where a packet is processed:
+ * roce_rcv_finish() checks the ICRC before anything else, there or here.
+ *
+ * Order.  A QP's packets are processed one at a time and in the order
+ * they reached roce_steer(): while any is queued, every later packet of
+ * the QP, of whatever kind, queues behind it.  The work item stays on its
+ * CPU until it has drained the queue (a budget only lets others run in
+ * between), so a workqueue never has to move it.  Beyond
+ * ROCE_STEER_QUEUE_MAX queued packets a packet is dropped, as a full NIC
+ * ring would: the requester's go-back-N recovers it.
+ *
+ * Wake-ups.  Waking the work item costs a context switch, so it is woken
+ * once per ROCE_STEER_KICK packets, or at once by a packet that asks for
+ * an ACK, ends a message or is no FIRST/MIDDLE at all: everything the
+ * requester waits for is processed without delay (it sets AckReq at
+ * least every ROCE_ACK_EVERY packets and on the last of a message), and
+ * the packets before it go along.  A queue that waits can only be the
+ * start of a message whose sender stopped; RESET, ERR and destroy_qp
+ * drop it.
+ *
+ * Which CPU.  Chosen when the queue starts: 1 + qpn % (online CPUs - 1)
+ * online CPUs after the one the packet arrived on, so never the arrival
+ * CPU, and QPs spread over the others.
+ *
+ * Lifetime.  Queued packets hold no reference: the work item takes one
+ * while it runs, as a packet handler would, and gives up if the QP is
+ * being destroyed; roce_qp_fini() waits for its return and drops what is
+ * still queued.
+ */
+#include <asm/unaligned.h>
+
+#include "roce.h"
+
+/* FIRST/MIDDLE packets in a row after which a QP's receive moves. */
+#define ROCE_STEER_RUN		8
+/* Packets the work item processes before it lets others run. */
+#define ROCE_STEER_BUDGET	64
+/* Packets queued before the work item is woken without other reason. */
+#define ROCE_STEER_KICK		16
+/* Packets queued per QP, at most: a window and a half. */
+#define ROCE_STEER_QUEUE_MAX	(ROCE_WINDOW + ROCE_WINDOW / 2)
+
+static struct workqueue_struct *roce_steer_wq;
+
+int roce_steer_init(void)
+{
+	/* Reclaim: storage ULPs (nvme-rdma, NFS/RDMA) receive through it. */
+	roce_steer_wq = alloc_workqueue("softrnic_rx", WQ_HIGHPRI |
+					WQ_MEM_RECLAIM, 0);
+	return roce_steer_wq ? 0 : -ENOMEM;
+}
+
+void roce_steer_exit(void)
+{
+	destroy_workqueue(roce_steer_wq);
+}
+
+/*
+ * Queue a transport work item that must run on @cpu (or on this one if
+ * @cpu is -1 or offline) on the same bound, high-priority queue.
+ */
+void roce_steer_queue_work(int cpu, struct work_struct *work)
+{
+	if (cpu >= 0 && cpu_online(cpu))
+		queue_work_on(cpu, roce_steer_wq, work);
+	else
+		queue_work(roce_steer_wq, work);
+}
+
+void roce_steer_qp_init(struct roce_qp *rqp)
+{
+	spin_lock_init(&rqp->rx_lock);
+	__skb_queue_head_init(&rqp->rx_queue);
+	INIT_WORK(&rqp->rx_work, roce_steer_work);
+}
+
+/* Drop what is queued; rx_lock held. */
+static void roce_steer_purge_locked(struct roce_qp *rqp)
+{
+	__skb_queue_purge(&rqp->rx_queue);
+	if (!rqp->rx_kicked)
+		rqp->rx_busy = false;
+}
+
+/* RESET and ERR: the packets of a connection that is over. */
+void roce_steer_purge(struct roce_qp *rqp)
+{
+	spin_lock_bh(&rqp->rx_lock);
+	roce_steer_purge_locked(rqp);
+	spin_unlock_bh(&rqp->rx_lock);
+}
+
+/* After the last reference is gone: nothing can queue any more. */
+void roce_steer_qp_fini(struct roce_qp *rqp)
+{
+	cancel_work_sync(&rqp->rx_work);
+	roce_steer_purge(rqp);
+}
+
+/* Does this packet continue a long message?  rx_lock held. */
+static bool roce_steer_bulk(struct roce_qp *rqp, const u8 *bth, u32 len)
+{
+	u32 run;
+
+	switch (bth[0]) {
+	case ROCE_RC_RDMA_WRITE_FIRST:
+		run = 1;
+		if (len >= ROCE_BTH_LEN + ROCE_RETH_LEN &&
+		    get_unaligned_be32(bth + ROCE_BTH_LEN + 12) >=
+		    ROCE_STEER_RUN * roce_mtu(rqp->qp))
+			run = ROCE_STEER_RUN;
+		break;
+	case ROCE_RC_SEND_FIRST:
+	case ROCE_RC_RDMA_READ_RESPONSE_FIRST:
+		run = 1;
+		break;
+	case ROCE_RC_SEND_MIDDLE:
+	case ROCE_RC_RDMA_WRITE_MIDDLE:
+	case ROCE_RC_RDMA_READ_RESPONSE_MIDDLE:
+		run = min_t(u32, rqp->rx_run + 1, ROCE_STEER_RUN);
+		break;
+	case ROCE_RC_ACKNOWLEDGE:
+		/* Between the packets of a READ response, say: no reset. */
+		return false;
+	default:
+		run = 0;
+		break;
+	}
+	rqp->rx_run = run;
+	return run >= ROCE_STEER_RUN;
+}
+
+/* Another online CPU than this one, picked by QPN; this one if alone. */
+static int roce_steer_cpu(u32 qpn)
+{
+	unsigned int n = num_online_cpus(), hops;
+	int cpu = smp_processor_id();
+
+	if (n < 2)
+		return cpu;
+	for (hops = 1 + qpn % (n - 1); hops; hops--) {
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+	}
+	return cpu;
+}
+
+/* Must the work item run now (see Wake-ups)?  rx_lock held. */
+static bool roce_steer_wake(const struct roce_qp *rqp, const u8 *bth)
+{
+	if (rqp->rx_kicked)
+		return false;
+	if (skb_queue_len(&rqp->rx_queue) >= ROCE_STEER_KICK ||
+	    roce_bth_ackreq((const struct roce_bth *)bth))
+		return true;
+	switch (bth[0]) {
+	case ROCE_RC_SEND_FIRST:
+	case ROCE_RC_SEND_MIDDLE:
+	case ROCE_RC_RDMA_WRITE_FIRST:
+	case ROCE_RC_RDMA_WRITE_MIDDLE:
+	case ROCE_RC_RDMA_READ_RESPONSE_FIRST:
+	case ROCE_RC_RDMA_READ_RESPONSE_MIDDLE:
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Softirq, under rcu_read_lock, with a reference to @rqp's QP: queue @skb
+ * (headers pulled, @len bytes from the BTH on, which is at @bth_off) for
+ * the QP's receive work item and return true, or return false to have
+ * the caller process it now.  Consumes @skb only when it returns true.
+ */
+bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
+		u32 len)
+{
+	const u8 *bth = skb->data + bth_off;
+	struct softrnic_qp *qp = rqp->qp;
+	bool wake;
+
+	spin_lock(&rqp->rx_lock);
+	if (!roce_steer_bulk(rqp, bth, len) && !rqp->rx_busy) {
+		spin_unlock(&rqp->rx_lock);
+		return false;
+	}
+	if (skb_queue_len(&rqp->rx_queue) >= ROCE_STEER_QUEUE_MAX) {
+		spin_unlock(&rqp->rx_lock);
+		roce_count(qp->sdev, ROCE_CNT_DROP_STEER_FULL, 1);
+		kfree_skb(skb);
+		return true;
+	}
+	if (!rqp->rx_busy) {
+		rqp->rx_busy = true;
+		rqp->rx_cpu = roce_steer_cpu(qp->ibqp.qp_num);
+	}
+	/* The input route is only good in this RCU section. */
+	skb_dst_drop(skb);
+	__skb_queue_tail(&rqp->rx_queue, skb);
+	wake = roce_steer_wake(rqp, bth);
+	if (wake)
+		rqp->rx_kicked = true;
+	spin_unlock(&rqp->rx_lock);
+
+	roce_count(qp->sdev, ROCE_CNT_RX_STEERED, 1);
+	if (wake)
+		roce_steer_queue_work(rqp->rx_cpu, &rqp->rx_work);
+	return true;
+}
+
+/*
+ * The QP's receive work item: its queued packets in order, each as in the
+ * softirq (BH off, under RCU, holding a QP reference).  Runs until the
+ * queue is empty, requeueing itself on this CPU after every
+ * ROCE_STEER_BUDGET packets.
+ */
+void roce_steer_work(struct work_struct *work)
+{
+	struct roce_qp *rqp = container_of(work, struct roce_qp, rx_work);
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_dev *rdev = roce_dev(qp->sdev);
+	unsigned int budget = ROCE_STEER_BUDGET;
+	struct sk_buff *skb;
+
+	/* Being destroyed: roce_qp_fini() drops the queue. */
+	if (!refcount_inc_not_zero(&qp->ref))
+		return;
+	for (;;) {
+		spin_lock_bh(&rqp->rx_lock);
+		skb = __skb_dequeue(&rqp->rx_queue);
+		if (!skb) {
+			rqp->rx_busy = false;
+			rqp->rx_kicked = false;
+			spin_unlock_bh(&rqp->rx_lock);
+			break;
+		}
+		spin_unlock_bh(&rqp->rx_lock);
+
+		local_bh_disable();
+		rcu_read_lock();
+		roce_rcv_finish(rdev, skb, qp);
+		rcu_read_unlock();
+		local_bh_enable();
+
+		if (!--budget) {
+			queue_work(roce_steer_wq, work);	/* this CPU */
+			break;
+		}
+	}
+	softrnic_qp_put(qp);
+}
