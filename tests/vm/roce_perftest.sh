@@ -31,10 +31,22 @@ perf() {
 	rm -f "$out"
 }
 
+# counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic).
+counter() {
+	$3 rdma statistic show link "$1/1" |
+		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
+}
+
 fail=0
+s0=$(counter roce0 rx_steered) s1=$(counter roce1 rx_steered in_peer)
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf "$t" roce0 "$g0" -n 200 -s 65536 || { log "FAIL: $t"; fail=1; }
 done
+# 64 KiB messages are long: the responder (WRITE, SEND) and the requester
+# (READ responses) received them on the other vCPU (roce_steer.c).
+s0=$(($(counter roce0 rx_steered) - s0)) s1=$(($(counter roce1 rx_steered in_peer) - s1))
+log "rx_steered: roce0 +$s0 (READ responses), roce1 +$s1 (WRITE/SEND)"
+[ "$s0" -gt 0 ] && [ "$s1" -gt 0 ] || { log "FAIL: long messages were not steered"; fail=1; }
 for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf "$t" roce0 "$g0" -n 200 -s 64 || { log "FAIL: $t"; fail=1; }
 done
