@@ -96,8 +96,8 @@ pingpongs() {
 	local size
 	for size in 1 65536; do
 		run_pair 60 "ibv_rc_pingpong -d $1 -g $2 -s $size -n 20" \
-			"ibv_rc_pingpong -d $3 -g $4 -s $size -n 20 10.0.10.2" >/dev/null ||
-			die "pingpong $3 -> $1 over VLAN 10, $size bytes"
+			"ibv_rc_pingpong -d $3 -g $4 -s $size -n 20 10.0.10.2" >/tmp/pp.log 2>&1 ||
+			{ cat /tmp/pp.log; die "pingpong $3 -> $1 over VLAN 10, $size bytes"; }
 	done
 	log "pingpong $3 -> $1 over VLAN 10: 1 B, 64 KiB"
 }
@@ -108,6 +108,11 @@ in_peer rdma link add rocev1 type roce netdev sr1.10 || die "add rocev1 on sr1.1
 linklocal() { $1 cat "/sys/class/infiniband/$2/ports/1/gids/0" | grep -q "^fe80:"; }
 retry_until 20 linklocal "" rocev0
 retry_until 20 linklocal in_peer rocev1
+# GID 0 is the link-local address: ib_core resolves it through the route,
+# which fails while the address is tentative (DAD) -- the server's RTR
+# failed so once in CI.
+retry_until 20 sh -c '[ -z "$(ip -6 addr show dev sr0.10 scope link tentative)" ]'
+retry_until 20 in_peer sh -c '[ -z "$(ip -6 addr show dev sr1.10 scope link tentative)" ]'
 a_run() {
 	pingpongs rocev1 0 rocev0 0
 	integrity vlan-a rocev1 0 rocev0 0 -n 100 -m 128K -s 0x3001
