@@ -269,6 +269,7 @@ struct roce_qp {
 	struct sk_buff_head rx_queue;	/* its own lock unused */
 	bool rx_busy;			/* packets queue, until it drained */
 	bool rx_kicked;			/* the work item is woken */
+	bool rx_owned;			/* a context is processing the queue */
 	int rx_cpu;			/* where it runs */
 	u32 rx_run;			/* FIRST/MIDDLE packets in a row */
 	struct work_struct rx_work;

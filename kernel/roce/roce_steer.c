@@ -25,8 +25,8 @@
  * the QP, of whatever kind, queues behind it.  The work item stays on its
  * CPU until it has drained the queue (a budget only lets others run in
  * between), so a workqueue never has to move it.  Beyond
- * ROCE_STEER_QUEUE_MAX queued packets a packet is dropped, as a full NIC
- * ring would: the requester's go-back-N recovers it.
+ * roce_steer_queue_max() queued packets a packet is dropped, as a full
+ * NIC ring would: the requester's go-back-N recovers it.
  *
  * Wake-ups.  Waking the work item costs a context switch, so it is woken
  * once per ROCE_STEER_KICK packets, or at once by a packet that asks for
@@ -56,8 +56,17 @@
 #define ROCE_STEER_BUDGET	64
 /* Packets queued before the work item is woken without other reason. */
 #define ROCE_STEER_KICK		16
-/* Packets queued per QP, at most: a window and a half. */
-#define ROCE_STEER_QUEUE_MAX	(ROCE_WINDOW + ROCE_WINDOW / 2)
+/*
+ * Packets queued per QP, at most: what a CPU's backlog in front of the
+ * queue holds (net.core.netdev_max_backlog), and never less than two
+ * windows.  A peer's READ responses come in bursts as long as the READ
+ * (rxe sends them unpaced); a shorter queue would drop what the stack
+ * delivered, and with them the peer's requests queued on the same QP.
+ */
+static unsigned int roce_steer_queue_max(void)
+{
+	return max_t(int, READ_ONCE(netdev_max_backlog), 2 * ROCE_WINDOW);
+}
 
 static struct workqueue_struct *roce_steer_wq;
 
@@ -93,19 +102,13 @@ void roce_steer_qp_init(struct roce_qp *rqp)
 	INIT_WORK(&rqp->rx_work, roce_steer_work);
 }
 
-/* Drop what is queued; rx_lock held. */
-static void roce_steer_purge_locked(struct roce_qp *rqp)
-{
-	__skb_queue_purge(&rqp->rx_queue);
-	if (!rqp->rx_kicked)
-		rqp->rx_busy = false;
-}
-
-/* RESET and ERR: the packets of a connection that is over. */
+/* RESET and ERR: drop the packets of a connection that is over. */
 void roce_steer_purge(struct roce_qp *rqp)
 {
 	spin_lock_bh(&rqp->rx_lock);
-	roce_steer_purge_locked(rqp);
+	__skb_queue_purge(&rqp->rx_queue);
+	if (!rqp->rx_kicked && !rqp->rx_owned)
+		rqp->rx_busy = false;
 	spin_unlock_bh(&rqp->rx_lock);
 }
 
@@ -168,7 +171,7 @@ static int roce_steer_cpu(u32 qpn)
 /* Must the work item run now (see Wake-ups)?  rx_lock held. */
 static bool roce_steer_wake(const struct roce_qp *rqp, const u8 *bth)
 {
-	if (rqp->rx_kicked)
+	if (rqp->rx_kicked || rqp->rx_owned)
 		return false;
 	if (skb_queue_len(&rqp->rx_queue) >= ROCE_STEER_KICK ||
 	    roce_bth_ackreq((const struct roce_bth *)bth))
@@ -186,24 +189,57 @@ static bool roce_steer_wake(const struct roce_qp *rqp, const u8 *bth)
 }
 
 /*
+ * Process up to @budget queued packets as the queue's owner (rx_owned,
+ * set by the caller), BH off and under RCU, then give ownership up.
+ * rx_lock is held on entry and on return.  Returns true if packets are
+ * left; an empty queue ends the busy period unless the work item is
+ * woken (it ends it then).
+ */
+static bool roce_steer_drain(struct roce_qp *rqp, unsigned int budget)
+{
+	struct softrnic_qp *qp = rqp->qp;
+	struct roce_dev *rdev = roce_dev(qp->sdev);
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&rqp->rx_lock);
+	while (budget--) {
+		skb = __skb_dequeue(&rqp->rx_queue);
+		if (!skb)
+			break;
+		spin_unlock(&rqp->rx_lock);
+		roce_rcv_finish(rdev, skb, qp);
+		spin_lock(&rqp->rx_lock);
+	}
+	rqp->rx_owned = false;
+	if (!skb_queue_empty(&rqp->rx_queue))
+		return true;
+	if (!rqp->rx_kicked)
+		rqp->rx_busy = false;
+	return false;
+}
+
+/*
  * Softirq, under rcu_read_lock, with a reference to @rqp's QP: queue @skb
- * (headers pulled, @len bytes from the BTH on, which is at @bth_off) for
- * the QP's receive work item and return true, or return false to have
- * the caller process it now.  Consumes @skb only when it returns true.
+ * (headers pulled, @len bytes from the BTH on, which is at @bth_off) and
+ * return true, or return false to have the caller process it now.
+ * Consumes @skb only when it returns true.  A packet that arrives on the
+ * CPU the work item runs on gains nothing from the work item, which the
+ * softirq would only starve: the queue is processed here and now instead
+ * (rx_owned keeps it to one context at a time).
  */
 bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
 		u32 len)
 {
 	const u8 *bth = skb->data + bth_off;
 	struct softrnic_qp *qp = rqp->qp;
-	bool wake;
+	bool wake = false;
 
 	spin_lock(&rqp->rx_lock);
 	if (!roce_steer_bulk(rqp, bth, len) && !rqp->rx_busy) {
 		spin_unlock(&rqp->rx_lock);
 		return false;
 	}
-	if (skb_queue_len(&rqp->rx_queue) >= ROCE_STEER_QUEUE_MAX) {
+	if (skb_queue_len(&rqp->rx_queue) >= roce_steer_queue_max()) {
 		spin_unlock(&rqp->rx_lock);
 		roce_count(qp->sdev, ROCE_CNT_DROP_STEER_FULL, 1);
 		kfree_skb(skb);
@@ -216,55 +252,64 @@ bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
 	/* The input route is only good in this RCU section. */
 	skb_dst_drop(skb);
 	__skb_queue_tail(&rqp->rx_queue, skb);
-	wake = roce_steer_wake(rqp, bth);
+	if (rqp->rx_cpu == smp_processor_id() && !rqp->rx_owned) {
+		rqp->rx_owned = true;
+		if (roce_steer_drain(rqp, ROCE_STEER_BUDGET) &&
+		    !rqp->rx_kicked)
+			wake = true;
+	} else {
+		roce_count(qp->sdev, ROCE_CNT_RX_STEERED, 1);
+		wake = roce_steer_wake(rqp, bth);
+	}
 	if (wake)
 		rqp->rx_kicked = true;
 	spin_unlock(&rqp->rx_lock);
 
-	roce_count(qp->sdev, ROCE_CNT_RX_STEERED, 1);
 	if (wake)
 		roce_steer_queue_work(rqp->rx_cpu, &rqp->rx_work);
 	return true;
 }
 
 /*
- * The QP's receive work item: its queued packets in order, each as in the
- * softirq (BH off, under RCU, holding a QP reference).  Runs until the
- * queue is empty, requeueing itself on this CPU after every
- * ROCE_STEER_BUDGET packets.
+ * The QP's receive work item: the queued packets in order, one at a time
+ * as in the softirq (BH off, under RCU, holding a QP reference), until
+ * the queue is empty, requeueing itself after every ROCE_STEER_BUDGET.
+ * If the softirq of this CPU owns the queue meanwhile, the work item
+ * stops, and that context wakes it again for what it leaves.
  */
 void roce_steer_work(struct work_struct *work)
 {
 	struct roce_qp *rqp = container_of(work, struct roce_qp, rx_work);
 	struct softrnic_qp *qp = rqp->qp;
-	struct roce_dev *rdev = roce_dev(qp->sdev);
 	unsigned int budget = ROCE_STEER_BUDGET;
-	struct sk_buff *skb;
+	bool left, requeue = false;
 
 	/* Being destroyed: roce_qp_fini() drops the queue. */
 	if (!refcount_inc_not_zero(&qp->ref))
 		return;
-	for (;;) {
-		spin_lock_bh(&rqp->rx_lock);
-		skb = __skb_dequeue(&rqp->rx_queue);
-		if (!skb) {
-			rqp->rx_busy = false;
-			rqp->rx_kicked = false;
-			spin_unlock_bh(&rqp->rx_lock);
-			break;
-		}
-		spin_unlock_bh(&rqp->rx_lock);
-
+	do {
 		local_bh_disable();
 		rcu_read_lock();
-		roce_rcv_finish(rdev, skb, qp);
+		spin_lock(&rqp->rx_lock);
+		if (rqp->rx_owned) {
+			rqp->rx_kicked = false;
+			left = false;
+		} else {
+			rqp->rx_owned = true;
+			left = roce_steer_drain(rqp, 1);
+			if (!left) {
+				rqp->rx_kicked = false;
+				rqp->rx_busy = false;
+			} else if (!--budget) {
+				rqp->rx_kicked = true;
+				requeue = true;
+			}
+		}
+		spin_unlock(&rqp->rx_lock);
 		rcu_read_unlock();
 		local_bh_enable();
-
-		if (!--budget) {
-			queue_work(roce_steer_wq, work);	/* this CPU */
-			break;
-		}
-	}
+	} while (left && !requeue);
+	if (requeue)
+		queue_work(roce_steer_wq, work);	/* this CPU */
 	softrnic_qp_put(qp);
 }
