@@ -10,8 +10,9 @@
 #   hole for UDP 4791 only: the requester's retries run out and it must
 #   report IBV_WC_RETRY_EXC_ERR, the documented outcome (--expect-errors).
 #   softrnic <-> rdma_rxe (rxe0 on sr0 in init_net, the only namespace
-#   Linux 6.1's rxe works in; roce1 on sr1): both roles, clean, every
-#   opcode; then the same four netem conditions, each one way at a time:
+#   Linux 6.1's rxe works in; roce1 on sr1): both roles, clean (softrnic
+#   requesting every opcode, rxe SEND/WRITE; see below); then the same
+#   four netem conditions, each one way at a time:
 #   softrnic requesting every opcode from rxe, and rxe requesting only
 #   SEND/WRITE (with immediate) from softrnic.  Linux 6.1's rxe, as the
 #   requester of READs and atomics, does not recover from lost, corrupted,
@@ -162,11 +163,19 @@ rdma link delete roce0 || die "delete roce0"
 modprobe rdma_rxe || die "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid g rxe0 "$GID4_0"
-integrity rxe-client peer roce1 rxe0 -n 250 -m 1M -s "$(seed 0x2001)"
-integrity rxe-server init rxe0 roce1 -n 250 -m 1M -s "$(seed 0x2002)"
 # (see the top) "init": requests from softrnic (client) to rxe (server);
-# "peer": from rxe (client) to softrnic (server), SEND/WRITE only
+# "peer": from rxe (client) to softrnic (server), SEND/WRITE only.  Even on
+# a clean link rxe 6.1 drops packets of its own: it sends a READ's
+# responses unpaced, more than a CPU's backlog (1000) takes for a 1 MiB
+# READ, and counts its own ACKs that did not fit ("Failed sending ACK",
+# send_err); as a requester of READs/atomics it then stalls.  Looping the
+# all-opcode rxe-client pass: 3 of 25 runs stalled so, on main before
+# receive steering as after it.  So rxe requests SEND/WRITE only here too;
+# rxe requesting READs/atomics from softrnic is in roce_kverbs,
+# roce_access and roce_perftest.
 rxe_sw=(--ops-mask "send,send_imm,write,write_imm")
+integrity rxe-client peer roce1 rxe0 "${rxe_sw[@]}" -n 250 -m 1M -s "$(seed 0x2001)"
+integrity rxe-server init rxe0 roce1 -n 250 -m 1M -s "$(seed 0x2002)"
 n=0
 for cond in "loss 1%" "delay 1ms reorder 25% 50%" "duplicate 1%" "corrupt 0.1%"; do
 	# shellcheck disable=SC2086
