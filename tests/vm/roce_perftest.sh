@@ -1,7 +1,8 @@
 #!/bin/bash
 # RoCEv2 RC transport under perftest: short runs of ib_{write,read,send}_{bw,lat}
 # and ib_atomic_bw, softrnic <-> softrnic (server in netns peer), then the
-# bandwidth tests against rdma_rxe (rxe client in init_net, softrnic server).
+# same against rdma_rxe in both directions (rxe0 in init_net, roce1 in peer):
+# rxe client -> softrnic server, softrnic client -> rxe server.
 # timeout: 1200
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
@@ -10,14 +11,37 @@ have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
 roce_pair_up
 
-# perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1.
+# pair_to_init T SRV CLI: as run_pair, but the server in init_net and the
+# client in the peer namespace (softrnic requesting from rxe).
+pair_to_init() {
+	local t=$1 srv=$2 cli=$3 spid rc=0 log
+	log=$(mktemp)
+	# shellcheck disable=SC2086
+	timeout "$t" $srv >"$log" 2>&1 &
+	spid=$!
+	wait_listen "" 18515 "$spid" || rc=101
+	# shellcheck disable=SC2086
+	[ $rc = 0 ] && { in_peer timeout "$t" $cli || rc=$?; }
+	wait "$spid" || { [ $rc = 0 ] && rc=100; }
+	sed 's/^/    server: /' "$log"
+	rm -f "$log"
+	return $rc
+}
+
+# perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1; with
+# CLIENT_DEV roce1, the server is rxe0 and the client roce1.
 perf() {
 	local tool=$1 cdev=$2 cg=$3 out try
 	shift 3
 	out=$(mktemp)
 	for try in 1 2; do
-		run_pair 300 "$tool -d roce1 -x $g1 $*" \
-			"$tool -d $cdev -x $cg $* 10.0.0.2" >"$out" 2>&1 && break
+		if [ "$cdev" = roce1 ]; then
+			pair_to_init 300 "$tool -d rxe0 -x $r0 $*" \
+				"$tool -d roce1 -x $g1 $* 10.0.0.1" >"$out" 2>&1 && break
+		else
+			run_pair 300 "$tool -d roce1 -x $g1 $*" \
+				"$tool -d $cdev -x $cg $* 10.0.0.2" >"$out" 2>&1 && break
+		fi
 		# perftest gives up ("Can't produce a report") when its cycle
 		# counter calibration fits poorly, as under TCG now and then:
 		# one more try for that, and for nothing else.
@@ -57,10 +81,18 @@ rdma link delete roce0
 modprobe rdma_rxe || die "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid r0 rxe0 "$GID4_0"
-for t in ib_write_bw ib_read_bw ib_send_bw; do
-	perf "$t" rxe0 "$r0" -n 200 -s 65536 || { log "FAIL: $t with rxe"; fail=1; }
+# both directions: rxe requesting from softrnic, then softrnic from rxe
+for cli in "rxe0 $r0" "roce1 $g1"; do
+	# shellcheck disable=SC2086
+	set -- $cli
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		perf "$t" "$1" "$2" -n 200 -s 65536 || { log "FAIL: $t, $1 requesting"; fail=1; }
+	done
+	for t in ib_write_lat ib_read_lat ib_send_lat; do
+		perf "$t" "$1" "$2" -n 200 -s 64 || { log "FAIL: $t, $1 requesting"; fail=1; }
+	done
+	perf ib_atomic_bw "$1" "$2" -n 200 || { log "FAIL: ib_atomic_bw, $1 requesting"; fail=1; }
 done
-perf ib_write_lat rxe0 "$r0" -n 200 -s 64 || { log "FAIL: ib_write_lat with rxe"; fail=1; }
 rdma statistic show link roce1/1
 rdma link delete rxe0
 in_peer rdma link delete roce1
