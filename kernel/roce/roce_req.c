@@ -230,7 +230,21 @@ int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
 	mtu = req->mtu;
 	npkts = roce_op_is_rd(op) && op != ROCE_OP_READ ? 1 :
 		max_t(u32, DIV_ROUND_UP_ULL(len, mtu), 1);
-	memcpy(&r->wqe, wqe, sizeof(*wqe));
+	/*
+	 * The header and only the part of the payload area the WQE uses:
+	 * the whole struct is ~580 bytes, ~1.2 us per post under TCG.
+	 */
+	r->wqe.sqe = *sqe;
+	r->wqe.index = wqe->index;
+	if (op == ROCE_OP_FLUSH || op == ROCE_OP_ATOMIC_WRITE)
+		;	/* everything is in the header */
+	else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
+		memcpy(r->wqe.inline_data, wqe->inline_data,
+		       min_t(u64, len, sizeof(r->wqe.inline_data)));
+	else
+		memcpy(r->wqe.sge, wqe->sge,
+		       min_t(u32, sqe->num_sge, SOFTRNIC_MAX_SGE) *
+		       sizeof(*wqe->sge));
 	r->len = len;
 	r->op = op;
 	r->done = false;
