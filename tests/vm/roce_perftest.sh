@@ -11,23 +11,6 @@ have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
 roce_pair_up
 
-# pair_to_init T SRV CLI: as run_pair, but the server in init_net and the
-# client in the peer namespace (softrnic requesting from rxe).
-pair_to_init() {
-	local t=$1 srv=$2 cli=$3 spid rc=0 log
-	log=$(mktemp)
-	# shellcheck disable=SC2086
-	timeout "$t" $srv >"$log" 2>&1 &
-	spid=$!
-	wait_listen "" 18515 "$spid" || rc=101
-	# shellcheck disable=SC2086
-	[ $rc = 0 ] && { in_peer timeout "$t" $cli || rc=$?; }
-	wait "$spid" || { [ $rc = 0 ] && rc=100; }
-	sed 's/^/    server: /' "$log"
-	rm -f "$log"
-	return $rc
-}
-
 # perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1; with
 # CLIENT_DEV roce1, the server is rxe0 and the client roce1.
 perf() {
@@ -36,7 +19,7 @@ perf() {
 	out=$(mktemp)
 	for try in 1 2; do
 		if [ "$cdev" = roce1 ]; then
-			pair_to_init 300 "$tool -d rxe0 -x $r0 $*" \
+			pair_run "" in_peer 300 "$tool -d rxe0 -x $r0 $*" \
 				"$tool -d roce1 -x $g1 $* 10.0.0.1" >"$out" 2>&1 && break
 		else
 			run_pair 300 "$tool -d roce1 -x $g1 $*" \

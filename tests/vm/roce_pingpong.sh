@@ -30,15 +30,10 @@ for size in 1 4096 65536; do
 		"ibv_rc_pingpong -d rxe0 -g $r0 -s $size -n 20 10.0.0.2" ||
 		die "pingpong rxe->softrnic size $size"
 	log "softrnic client -> rxe server: $size bytes"
-	# the server runs in init_net this time: swap roles by hand
-	log2=$(mktemp)
-	timeout 120 ibv_rc_pingpong -d rxe0 -g "$r0" -s "$size" -n 20 >"$log2" 2>&1 &
-	spid=$!
-	wait_listen "" 18515 "$spid" || die "rxe server did not start"
-	in_peer timeout 120 ibv_rc_pingpong -d roce1 -g "$g1" -s "$size" -n 20 10.0.0.1 ||
-		{ cat "$log2"; die "pingpong softrnic->rxe size $size"; }
-	wait "$spid" || { cat "$log2"; die "rxe server failed size $size"; }
-	rm -f "$log2"
+	# the server in init_net this time
+	pair_run "" in_peer 120 "ibv_rc_pingpong -d rxe0 -g $r0 -s $size -n 20" \
+		"ibv_rc_pingpong -d roce1 -g $g1 -s $size -n 20 10.0.0.1" ||
+		die "pingpong softrnic->rxe size $size"
 done
 rdma statistic show link roce1/1 || true
 rdma link delete rxe0

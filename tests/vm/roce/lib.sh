@@ -61,19 +61,24 @@ wait_listen() {
 	return 1
 }
 
-# run_pair TIMEOUT "SERVER CMD" "CLIENT CMD": server in the peer
-# namespace, client here once the server listens; both must succeed.
-run_pair() {
-	local t=$1 srv=$2 cli=$3 spid rc=0 log
+# pair_run SRV_PREFIX CLI_PREFIX TIMEOUT "SERVER CMD" "CLIENT CMD": the
+# server under SRV_PREFIX ("" or in_peer), the client under CLI_PREFIX
+# once the server listens on ${PORT:-18515}; both must succeed.
+pair_run() {
+	local spfx=$1 cpfx=$2 t=$3 srv=$4 cli=$5 spid rc=0 log
 	log=$(mktemp)
 	# shellcheck disable=SC2086
-	in_peer timeout "$t" $srv >"$log" 2>&1 &
+	$spfx timeout "$t" $srv >"$log" 2>&1 &
 	spid=$!
-	wait_listen in_peer "${PORT:-18515}" "$spid" || rc=101
+	wait_listen "$spfx" "${PORT:-18515}" "$spid" || rc=101
 	# shellcheck disable=SC2086
-	[ $rc = 0 ] && { timeout "$t" $cli || rc=$?; }
+	[ $rc = 0 ] && { $cpfx timeout "$t" $cli || rc=$?; }
 	wait "$spid" || { [ $rc = 0 ] && rc=100; }
 	sed 's/^/    server: /' "$log"
 	rm -f "$log"
 	return $rc
 }
+
+# run_pair TIMEOUT "SERVER CMD" "CLIENT CMD": server in the peer
+# namespace, client here.
+run_pair() { pair_run in_peer "" "$@"; }
