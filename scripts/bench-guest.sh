@@ -1,7 +1,7 @@
 #!/bin/bash
-# Guest half of scripts/bench (`make bench`): perftest and iperf3 over one
-# veth pair, rdma_rxe first, then softrnic, in the same boot.  See
-# Documentation/benchmarks.md.
+# Guest half of scripts/bench (`make bench`): perftest and iperf3 over a
+# veth pair each in one boot, rdma_rxe and softrnic taking turns run by run
+# (see "network" and "interleaving").  See Documentation/benchmarks.md.
 #
 # Output protocol (the host turns it into the table):
 #   stdout  the log: one record per measurement, plus every tool's output
@@ -20,7 +20,8 @@
 # timeout, never the run.  The script exits 0 once it has gone through
 # its phases, whatever they measured.
 #
-# env (all optional): BENCH_RUNS (3; 1 with BENCH_QUICK=1), BENCH_QUICK,
+# env (all optional): BENCH_RUNS (runs per bandwidth cell, 3),
+#   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
 #   BENCH_PHASES ("rxe iperf3 softrnic"), BENCH_IPERF_SECS (3),
@@ -34,10 +35,12 @@ set -u
 QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-1}
+	LAT_RUNS=${BENCH_LAT_RUNS:-1}
 	BW_SIZES=${BENCH_BW_SIZES:-64 65536}
 	LAT_SIZES=${BENCH_LAT_SIZES:-2 4096}
 else
 	RUNS=${BENCH_RUNS:-3}
+	LAT_RUNS=${BENCH_LAT_RUNS:-9}
 	BW_SIZES=${BENCH_BW_SIZES:-64 4096 65536 1048576}
 	LAT_SIZES=${BENCH_LAT_SIZES:-2 64 1024 4096}
 fi
@@ -53,8 +56,8 @@ BUDGET=${BENCH_BUDGET:-2400}
 # measure the veth (e.g. the kernel routed it through lo): "noveth".
 MIN_PKTS=100
 
-A=10.0.0.1 # sr0, always in init_net
-B=10.0.0.2 # sr1: init_net in the rxe phase, netns peer in the softrnic phase
+A=10.0.0.1 # rx0 (init_net) for rxe, sr0 (netns cli) for softrnic
+B=10.0.0.2 # rx1 (init_net) for rxe, sr1 (netns peer) for softrnic and iperf3
 PORT=18600 # perftest/iperf3 TCP port, a fresh one per run (no TIME_WAIT games)
 
 WORK=$(mktemp -d /tmp/bench.XXXXXX)
@@ -155,11 +158,13 @@ cpu_split() {
 		$((100 * (b[2] - a[2]) / t)) $((100 * (b[3] - a[3]) / t))
 }
 
-sr0_pkts() {
+# Packets through the client's veth end so far (tx + rx).
+pair_pkts() {
 	local tx rx
-	read -r tx </sys/class/net/sr0/statistics/tx_packets || tx=0
-	read -r rx </sys/class/net/sr0/statistics/rx_packets || rx=0
-	echo $((tx + rx))
+	# shellcheck disable=SC2046
+	read -r tx rx < <($(ns_prefix "$CLI_NS") cat "/sys/class/net/$CLI_NETDEV/statistics/tx_packets" \
+		"/sys/class/net/$CLI_NETDEV/statistics/rx_packets" 2>/dev/null | paste -s -d ' ')
+	echo $((${tx:-0} + ${rx:-0}))
 }
 
 # gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4 on port 1.
@@ -187,12 +192,19 @@ wait_gid() {
 
 # ---------------------------------------------------------------- network
 
-# The rxe topology: both veth ends in init_net (Linux 6.1's rdma_rxe works
-# only there).  With 10.0.0.1 and 10.0.0.2 both local, the kernel would
-# deliver 10.0.0.1 -> 10.0.0.2 through lo; rxe routes with the flow's oif
-# set to its netdev, so per-oif rules, looked up before the local table,
-# send it out of that veth end.  The far end accepts a packet whose source
-# is one of its own addresses only with accept_local (and no rp_filter).
+# Two veth pairs made alike, one per implementation, both up for the
+# whole bench so that runs can alternate at no cost (see "Interleaving"):
+#
+# rxe: rx0 (10.0.0.1) <-> rx1 (10.0.0.2), both in init_net: Linux 6.1's
+# rdma_rxe works only there, and holds UDP 4791 there while loaded, so
+# softrnic cannot share the namespace, nor a veth pair, with it.  With
+# both addresses local, the kernel would deliver 10.0.0.1 -> 10.0.0.2
+# through lo; rxe routes with the flow's oif set to its netdev, so
+# per-oif rules, looked up before the local table, send it out of that
+# veth end.  The far end accepts a packet whose source is one of its own
+# addresses only with accept_local (and no rp_filter).
+#
+# softrnic: sr0 (10.0.0.1, netns cli) <-> sr1 (10.0.0.2, netns peer).
 SAVED_SYSCTL=()
 set_sysctl() {
 	local old
@@ -213,80 +225,70 @@ net_cleanup() {
 	local kv
 	for kv in "${SAVED_SYSCTL[@]}"; do sysctl -qw "$kv" 2>/dev/null; done
 	SAVED_SYSCTL=()
-	"$IP" link del sr0 2>/dev/null
+	"$IP" link del rx0 2>/dev/null
+	"$IP" netns del cli 2>/dev/null
 	"$IP" netns del peer 2>/dev/null
 	return 0
 }
 
+# carrier NETNS DEV: is DEV's carrier up?
+carrier() {
+	local c
+	c=$("$IP" netns exec "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null) && [ "$c" = 1 ]
+}
+carrier_init() {
+	local c
+	read -r c <"/sys/class/net/$1/carrier" 2>/dev/null && [ "$c" = 1 ]
+}
+
 net_rxe_setup() {
-	net_cleanup
 	"$IP" link set lo up &&
-		"$IP" link add sr0 type veth peer name sr1 &&
-		"$IP" addr add $A/24 dev sr0 &&
-		"$IP" addr add $B/24 dev sr1 || return 1
+		"$IP" link add rx0 type veth peer name rx1 &&
+		"$IP" addr add "$A"/24 dev rx0 &&
+		"$IP" addr add "$B"/24 dev rx1 || return 1
 	local d
-	for d in sr0 sr1; do
-		set_sysctl net.ipv4.conf.$d.accept_local 1 &&
-			set_sysctl net.ipv4.conf.$d.rp_filter 0 || return 1
+	for d in rx0 rx1; do
+		set_sysctl net.ipv4.conf."$d".accept_local 1 &&
+			set_sysctl net.ipv4.conf."$d".rp_filter 0 || return 1
 	done
 	set_sysctl net.ipv4.conf.all.rp_filter 0 || return 1
-	"$IP" link set sr0 up && "$IP" link set sr1 up &&
-		"$IP" route add 10.0.0.0/24 dev sr0 src $A table 100 &&
-		"$IP" route add 10.0.0.0/24 dev sr1 src $B table 101 &&
-		"$IP" rule add pref 100 oif sr0 lookup 100 &&
-		"$IP" rule add pref 101 oif sr1 lookup 101 &&
+	"$IP" link set rx0 up && "$IP" link set rx1 up &&
+		"$IP" route add 10.0.0.0/24 dev rx0 src "$A" table 100 &&
+		"$IP" route add 10.0.0.0/24 dev rx1 src "$B" table 101 &&
+		"$IP" rule add pref 100 oif rx0 lookup 100 &&
+		"$IP" rule add pref 101 oif rx1 lookup 101 &&
 		"$IP" rule add pref 1000 lookup local &&
 		"$IP" rule del pref 0 lookup local || return 1
-	try_until 5 carrier_up || return 1
-	"$IP" route get $B oif sr0 | grep -q 'dev sr0' || return 1
-	"$IP" route get $A oif sr1 | grep -q 'dev sr1' || return 1
+	try_until 5 carrier_init rx0 || return 1
+	"$IP" route get "$B" oif rx0 | grep -q 'dev rx0' || return 1
+	"$IP" route get "$A" oif rx1 | grep -q 'dev rx1' || return 1
 	# ARP both ways now, not in the first measurement
-	bounded 10 ping -q -c 1 -W 5 -I sr0 $B >/dev/null &&
-		bounded 10 ping -q -c 1 -W 5 -I sr1 $A >/dev/null
-}
-
-carrier_up() {
-	local c
-	read -r c </sys/class/net/sr0/carrier 2>/dev/null && [ "$c" = 1 ]
-}
-
-# Back to the ordinary layout, same veth pair: sr1 moves to netns peer.
-net_rxe_undo() {
-	"$IP" rule del pref 100 2>/dev/null
-	"$IP" rule del pref 101 2>/dev/null
-	"$IP" rule add pref 0 lookup local 2>/dev/null
-	"$IP" rule del pref 1000 lookup local 2>/dev/null
-	"$IP" route flush table 100 2>/dev/null
-	"$IP" route flush table 101 2>/dev/null
-	local kv
-	for kv in "${SAVED_SYSCTL[@]}"; do sysctl -qw "$kv" 2>/dev/null; done
-	SAVED_SYSCTL=()
+	bounded 10 ping -q -c 1 -W 5 -I rx0 "$B" >/dev/null &&
+		bounded 10 ping -q -c 1 -W 5 -I rx1 "$A" >/dev/null
 }
 
 net_ns_setup() {
-	if ! [ -e /sys/class/net/sr0 ]; then
-		net_cleanup
-		"$IP" link set lo up && "$IP" link add sr0 type veth peer name sr1 &&
-			"$IP" addr add $A/24 dev sr0 || return 1
-	fi
-	"$IP" netns del peer 2>/dev/null
-	"$IP" netns add peer &&
-		"$IP" link set sr1 netns peer &&
-		"$IP" link set sr0 up &&
-		in_peer "$IP" link set lo up &&
-		in_peer "$IP" addr add $B/24 dev sr1 &&
-		in_peer "$IP" link set sr1 up || return 1
-	try_until 5 carrier_up || return 1
-	bounded 10 ping -q -c 1 -W 5 $B >/dev/null
+	local ns
+	for ns in cli peer; do
+		"$IP" netns add $ns && "$IP" -n $ns link set lo up || return 1
+	done
+	"$IP" link add sr0 netns cli type veth peer name sr1 netns peer &&
+		"$IP" -n cli addr add "$A"/24 dev sr0 &&
+		"$IP" -n peer addr add "$B"/24 dev sr1 &&
+		"$IP" -n cli link set sr0 up &&
+		"$IP" -n peer link set sr1 up || return 1
+	try_until 5 carrier cli sr0 || return 1
+	bounded 10 "$IP" netns exec cli ping -q -c 1 -W 5 "$B" >/dev/null
 }
 
 # ---------------------------------------------------------------- perftest
 
-# Set by each phase: client device/GID here (sr0 side), server
-# device/GID on the sr1 side, SRV_NS = "" or "peer".
-CLI_DEV='' CLI_GID='' SRV_DEV='' SRV_GID='' SRV_NS=''
+# The implementation of the next run (pick): devices, GIDs and network
+# namespaces ("" = init_net) of the client (10.0.0.1) and the server, and
+# the client's veth end.
+CLI_DEV='' CLI_GID='' SRV_DEV='' SRV_GID='' CLI_NS='' SRV_NS='' CLI_NETDEV=''
 
-srv_prefix() { [ -n "$SRV_NS" ] && echo "$IP netns exec $SRV_NS"; }
+ns_prefix() { [ -n "$1" ] && echo "$IP netns exec $1"; }
 
 # perf_run TEST SIZE TAG: one client/server run.  Sets RESULT to the
 # value (or fail/stall/noveth), and for latency RESULT_MIN to t_min; the
@@ -309,7 +311,7 @@ perf_run() {
 	# The prefix first: $! must be a process in the server's netns (for
 	# wait_listen); `ip netns exec` execs its command, no fork.
 	# shellcheck disable=SC2046
-	$(srv_prefix) timeout -k 3 $((tmo + 20)) "$test" -d "$SRV_DEV" -x "$SRV_GID" "${args[@]}" >"$srv" 2>&1 &
+	$(ns_prefix "$SRV_NS") timeout -k 3 $((tmo + 20)) "$test" -d "$SRV_DEV" -x "$SRV_GID" "${args[@]}" >"$srv" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
 	if ! wait_listen "$spid" "$PORT"; then
@@ -322,13 +324,14 @@ perf_run() {
 		RESULT=fail RESULT_MIN=fail
 		return
 	fi
-	pk0=$(sr0_pkts)
+	pk0=$(pair_pkts)
 	c0=$(cpu_ticks)
 	t0=$SECONDS
-	bounded "$tmo" "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$B" >"$cli" 2>&1
+	# shellcheck disable=SC2046
+	bounded "$tmo" $(ns_prefix "$CLI_NS") "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$B" >"$cli" 2>&1
 	rc=$?
 	c1=$(cpu_ticks)
-	pk1=$(sr0_pkts)
+	pk1=$(pair_pkts)
 	[ $rc = 0 ] || kill "$spid" 2>/dev/null
 	reap "$spid" 15
 	src=$?
@@ -348,11 +351,11 @@ perf_run() {
 	fi
 	numeric "$val" || vmin=$val
 	{
-		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over sr0 -> $val"
+		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over $CLI_NETDEV -> $val"
 		echo "  cpu (all CPUs, client's run): $(cpu_split "$c0" "$c1")"
-		echo "  client: $test -d $CLI_DEV -x $CLI_GID ${args[*]} $B"
+		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV -x $CLI_GID ${args[*]} $B"
 		dump "$cli"
-		echo "  server: $(srv_prefix) $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
+		echo "  server: $(ns_prefix "$SRV_NS") $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
 		dump "$srv"
 	} >&3
 	RESULT=$val RESULT_MIN=$vmin
@@ -360,108 +363,157 @@ perf_run() {
 
 numeric() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 
-# cell IMPL TEST SIZE: BENCH_RUNS runs; once the first run has failed the
-# rest are not tried (a cell that stalls would cost a timeout each).
+# ---------------------------------------------------------------- implementations
+
+# Why an implementation is out of the bench (DEAD[IMPL]; its cells then
+# read fail), and its devices' GID indexes.
+declare -A DEAD=() GIDS=()
+
+rxe_up() {
+	if ! net_rxe_setup; then
+		say "rxe: could not set up veth pair rx0/rx1 with policy routing"
+		return 1
+	fi
+	if ! bounded 60 modprobe rdma_rxe; then
+		say "rxe: modprobe rdma_rxe failed"
+		return 1
+	fi
+	if ! bounded 30 rdma link add rxe0 type rxe netdev rx0 ||
+		! bounded 30 rdma link add rxe1 type rxe netdev rx1; then
+		say "rxe: rdma link add rxe0/rxe1 failed"
+		return 1
+	fi
+	if ! wait_gid "GIDS[rxe0]" rxe0 "$A" || ! wait_gid "GIDS[rxe1]" rxe1 "$B"; then
+		say "rxe: no IPv4 RoCE v2 GID on rxe0/rxe1"
+		return 1
+	fi
+}
+
+rxe_pick() {
+	CLI_DEV=rxe0 SRV_DEV=rxe1 CLI_NS='' SRV_NS='' CLI_NETDEV=rx0
+	CLI_GID=${GIDS[rxe0]} SRV_GID=${GIDS[rxe1]}
+}
+
+softrnic_up() {
+	if ! have_softrnic; then
+		say "softrnic: softrnic.ko is not built (make all)"
+		return 1
+	fi
+	if ! net_ns_setup; then
+		say "softrnic: could not set up veth pair sr0/sr1 (netns cli/peer)"
+		return 1
+	fi
+	if ! bounded 30 "$IP" netns exec cli rdma link add roce0 type roce netdev sr0 ||
+		! bounded 30 "$IP" netns exec peer rdma link add roce1 type roce netdev sr1; then
+		say "softrnic: rdma link add roce0/roce1 failed"
+		return 1
+	fi
+	if ! wait_gid "GIDS[roce0]" roce0 "$A" || ! wait_gid "GIDS[roce1]" roce1 "$B"; then
+		say "softrnic: no IPv4 RoCE v2 GID on roce0/roce1"
+		return 1
+	fi
+}
+
+softrnic_pick() {
+	CLI_DEV=roce0 SRV_DEV=roce1 CLI_NS=cli SRV_NS=peer CLI_NETDEV=sr0
+	CLI_GID=${GIDS[roce0]} SRV_GID=${GIDS[roce1]}
+}
+
+# Take every device down and tell the log what the devices counted.
+devices_down() {
+	local d ns
+	for d in rxe0 rxe1 roce0 roce1; do
+		[ -e "/sys/class/infiniband/$d" ] || continue
+		echo "=== $d at the end: $(rdma statistic show link "$d"/1 2>&1 | head -1)" >&3
+		ns=''
+		case $d in roce0) ns=cli ;; roce1) ns=peer ;; esac
+		# shellcheck disable=SC2046
+		bounded 30 $(ns_prefix "$ns") rdma link delete "$d"
+	done
+	! grep -q '^rdma_rxe ' /proc/modules || bounded 60 modprobe -r rdma_rxe
+}
+
+# ---------------------------------------------------------------- interleaving
+
+# The guest's speed drifts: under TCG, latency over a veth moves between
+# phases seconds to tens of seconds long, up to ~2x apart, for any
+# traffic (a UDP socket ping-pong shows the same; see
+# Documentation/benchmarks.md).  So the implementations take turns run by
+# run, in pairs ordered A B, B A, A B, ...: the runs of a pair are a few
+# seconds apart, and neither always goes first.
+IMPLS=()
+PAIR=0
+
+# The order of the next pair.
+pair_order() {
+	if [ $((PAIR % 2)) = 0 ] || [ ${#IMPLS[@]} -lt 2 ]; then
+		echo "${IMPLS[@]}"
+	else
+		echo "${IMPLS[1]} ${IMPLS[0]}"
+	fi
+}
+
+# probe IMPL: its devices up and a short run.  A transport that carries
+# nothing is out at once, instead of costing a timeout per cell.
+probe() {
+	local impl=$1 v
+	say "$impl: setting up"
+	if ! "${impl}_up"; then
+		DEAD[$impl]="could not set up its devices"
+	else
+		"${impl}_pick"
+		say "$impl: $CLI_DEV (GID $CLI_GID) <-> $SRV_DEV (GID $SRV_GID)"
+		LAT_ITERS=100 perf_run ib_send_lat 2 "$impl probe (ib_send_lat 2 B x 100)"
+		v=$RESULT
+		numeric "$v" || DEAD[$impl]="probe (ib_send_lat, 2 B x 100) result: $v"
+	fi
+	if [ -n "${DEAD[$impl]:-}" ]; then
+		say "$impl: ${DEAD[$impl]}; recording every cell as fail"
+		out "P $impl ${DEAD[$impl]}; no cell measured"
+	else
+		say "$impl: probe ok (ib_send_lat 2 B: $v usec)"
+	fi
+}
+
+# cell TEST SIZE: BENCH_RUNS (bandwidth) or BENCH_LAT_RUNS (latency)
+# pairs of runs.  Once an implementation's first run of the cell has
+# failed, its other runs are not tried (a cell that stalls would cost a
+# timeout each).
 cell() {
-	local impl=$1 test=$2 size=$3 r v vmin first=''
-	for ((r = 1; r <= RUNS; r++)); do
-		if [ -n "$first" ]; then
-			v=$first vmin=$first
-		elif [ $SECONDS -ge "$BUDGET" ]; then
-			v=skip vmin=skip
-		else
-			perf_run "$test" "$size" "$impl $test $size run $r"
-			v=$RESULT vmin=$RESULT_MIN
-			numeric "$v" || [ "$r" != 1 ] || first=$v
-			if ! numeric "$v"; then
-				say "$impl $test $size B run $r/$RUNS: $v"
-			elif [[ $test == *_lat ]]; then
-				say "$impl $test $size B run $r/$RUNS: $v usec (t_min $vmin)"
+	local test=$1 size=$2 r impl v vmin runs=$RUNS
+	local -A first=()
+	[[ $test != *_lat ]] || runs=$LAT_RUNS
+	for ((r = 1; r <= runs; r++)); do
+		for impl in $(pair_order); do
+			if [ -n "${DEAD[$impl]:-}" ]; then
+				v=fail vmin=fail
+			elif [ -n "${first[$impl]:-}" ]; then
+				v=${first[$impl]} vmin=$v
+			elif [ $SECONDS -ge "$BUDGET" ]; then
+				v=skip vmin=skip
 			else
-				say "$impl $test $size B run $r/$RUNS: $v Gbit/s"
+				"${impl}_pick"
+				perf_run "$test" "$size" "$impl $test $size run $r"
+				v=$RESULT vmin=$RESULT_MIN
+				numeric "$v" || [ "$r" != 1 ] || first[$impl]=$v
+				if ! numeric "$v"; then
+					say "$impl $test $size B run $r/$runs: $v"
+				elif [[ $test == *_lat ]]; then
+					say "$impl $test $size B run $r/$runs: $v usec (t_min $vmin)"
+				else
+					say "$impl $test $size B run $r/$runs: $v Gbit/s"
+				fi
 			fi
-		fi
-		out "R $impl $test $size $r $v"
-		case $test in *_lat) out "R $impl $test/min $size $r $vmin" ;; esac
+			out "R $impl $test $size $r $v"
+			case $test in *_lat) out "R $impl $test/min $size $r $vmin" ;; esac
+		done
+		PAIR=$((PAIR + 1))
 	done
 }
 
-# all_cells IMPL VALUE: record every cell as VALUE (phase could not run).
-all_cells() {
-	local t s r
-	for t in $BW_TESTS; do for s in $BW_SIZES; do for ((r = 1; r <= RUNS; r++)); do
-		out "R $1 $t $s $r $2"
-	done; done; done
-	for t in $LAT_TESTS; do for s in $LAT_SIZES; do for ((r = 1; r <= RUNS; r++)); do
-		out "R $1 $t $s $r $2"
-		out "R $1 $t/min $s $r $2"
-	done; done; done
-}
-
-# matrix IMPL: a short probe, then every cell.  The probe keeps a
-# transport that carries nothing from costing one timeout per cell.
-matrix() {
-	local impl=$1 t s v
-	LAT_ITERS=100 perf_run ib_send_lat 2 "$impl probe (ib_send_lat 2 B x 100)"
-	v=$RESULT
-	if ! numeric "$v"; then
-		say "$impl: probe ib_send_lat 2 B x 100: $v; recording every cell as fail"
-		out "P $impl probe (ib_send_lat, 2 B x 100) result: $v; no cell measured"
-		all_cells "$impl" fail
-		return
-	fi
-	say "$impl: probe ok (ib_send_lat 2 B: $v usec)"
-	for t in $BW_TESTS; do for s in $BW_SIZES; do cell "$impl" "$t" "$s"; done; done
-	for t in $LAT_TESTS; do for s in $LAT_SIZES; do cell "$impl" "$t" "$s"; done; done
-}
-
-# ---------------------------------------------------------------- phases
-
-phase_fail() {
-	say "$1 phase: $2"
-	out "P $1 $2"
-	all_cells "$1" fail
-}
-
-phase_rxe() {
-	say "rxe phase: rxe0 on sr0 <-> rxe1 on sr1, both in init_net, policy routing over the veth"
-	bounded 30 modprobe -r rdma_rxe 2>/dev/null
-	if ! net_rxe_setup; then
-		phase_fail rxe "could not set up the veth pair with policy routing"
-		return
-	fi
-	local pk0
-	pk0=$(sr0_pkts)
-	if ! bounded 60 modprobe rdma_rxe; then
-		phase_fail rxe "modprobe rdma_rxe failed"
-	elif ! bounded 30 rdma link add rxe0 type rxe netdev sr0 ||
-		! bounded 30 rdma link add rxe1 type rxe netdev sr1; then
-		phase_fail rxe "rdma link add rxe0/rxe1 failed"
-	elif ! wait_gid CLI_GID rxe0 $A || ! wait_gid SRV_GID rxe1 $B; then
-		phase_fail rxe "no IPv4 RoCE v2 GID on rxe0/rxe1"
-	else
-		CLI_DEV=rxe0 SRV_DEV=rxe1 SRV_NS=''
-		say "rxe0 GID index $CLI_GID, rxe1 GID index $SRV_GID"
-		matrix rxe
-	fi
-	out "M rxe_sr0_packets $(($(sr0_pkts) - pk0))"
-	{
-		echo "=== rxe phase done: interface counters"
-		"$IP" -s link show sr0
-		"$IP" -s link show sr1
-		"$IP" -s link show lo
-		echo "netdev_max_backlog: $(sysctl -n net.core.netdev_max_backlog)"
-		rdma statistic show link rxe0/1 2>&1 | head -5
-	} 2>&1 | sed 's/^/    | /'
-	bounded 30 rdma link delete rxe0 2>/dev/null
-	bounded 30 rdma link delete rxe1 2>/dev/null
-	bounded 60 modprobe -r rdma_rxe || out "P rxe modprobe -r rdma_rxe failed"
-	net_rxe_undo
-}
-
-# iperf3 TCP, 10.0.0.1 (init_net) -> 10.0.0.2 (netns peer): the ceiling
-# the kernel's own stack reaches over the same veth pair.
-phase_iperf() {
+# iperf3 TCP over softrnic's pair, netns cli -> netns peer: the ceiling
+# the kernel's own stack reaches over a veth pair like the two measured.
+iperf_runs() {
 	local r spid v rc
 	for ((r = 1; r <= RUNS; r++)); do
 		PORT=$((PORT + 1))
@@ -471,7 +523,7 @@ phase_iperf() {
 		if ! wait_listen "$spid" "$PORT"; then
 			v=fail
 		else
-			bounded $((IPERF_SECS + 20)) iperf3 -c $B -p "$PORT" -t "$IPERF_SECS" -f g >"$WORK/cli" 2>&1
+			bounded $((IPERF_SECS + 20)) "$IP" netns exec cli iperf3 -c "$B" -p "$PORT" -t "$IPERF_SECS" -f g >"$WORK/cli" 2>&1
 			rc=$?
 			v=$(awk '/receiver/ { for (i = 2; i <= NF; i++) if ($i == "Gbits/sec") v = $(i - 1) } END { print v }' "$WORK/cli")
 			if [ $rc = 124 ]; then v=stall; elif [ $rc != 0 ] || ! numeric "$v"; then v=fail; fi
@@ -487,45 +539,13 @@ phase_iperf() {
 	done
 }
 
-phase_softrnic() {
-	say "softrnic phase: roce0 on sr0 (init_net) <-> roce1 on sr1 (netns peer)"
-	if ! have_softrnic; then
-		phase_fail softrnic "softrnic.ko is not built (make all)"
-		return
-	fi
-	if ! bounded 30 rdma link add roce0 type roce netdev sr0 ||
-		! bounded 30 "$IP" netns exec peer rdma link add roce1 type roce netdev sr1; then
-		phase_fail softrnic "rdma link add roce0/roce1 failed"
-	elif ! wait_gid CLI_GID roce0 $A || ! wait_gid SRV_GID roce1 $B; then
-		phase_fail softrnic "no IPv4 RoCE v2 GID on roce0/roce1"
-	else
-		CLI_DEV=roce0 SRV_DEV=roce1 SRV_NS=peer
-		say "roce0 GID index $CLI_GID, roce1 GID index $SRV_GID"
-		matrix softrnic
-	fi
-	{
-		echo "=== softrnic phase done: interface counters"
-		"$IP" -s link show sr0
-		rdma statistic show link roce0/1 2>&1 | head -5
-	} 2>&1 | sed 's/^/    | /'
-	bounded 30 rdma link delete roce0 2>/dev/null
-	bounded 30 "$IP" netns exec peer rdma link delete roce1 2>/dev/null
-	if grep -q '^softrnic ' /proc/modules; then
-		bounded 60 rmmod softrnic || out "P softrnic rmmod softrnic failed"
-	fi
-}
-
 cleanup() {
 	# A child killed between fork and exec (e.g. bounded's watchdog) is
 	# still this bash, and bash runs the EXIT trap on a fatal signal.
 	[ "$BASHPID" = "$$" ] || return 0
-	local p d
+	local p
 	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for d in rxe0 rxe1 roce0; do
-		[ -e "/sys/class/infiniband/$d" ] && bounded 30 rdma link delete "$d" 2>/dev/null
-	done
-	[ -e /sys/class/infiniband/roce1 ] && bounded 30 "$IP" netns exec peer rdma link delete roce1 2>/dev/null
-	grep -q '^rdma_rxe ' /proc/modules && bounded 60 modprobe -r rdma_rxe
+	devices_down 2>/dev/null
 	net_cleanup
 	rm -rf "$WORK"
 }
@@ -545,6 +565,7 @@ out "M vcpus $(nproc)"
 out "M kernel $(uname -r)"
 out "M perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
 out "M runs $RUNS"
+out "M lat_runs $LAT_RUNS"
 out "M bw_sizes $BW_SIZES"
 out "M lat_sizes $LAT_SIZES"
 out "M bw_tests $BW_TESTS"
@@ -553,37 +574,34 @@ out "M duration $DUR"
 out "M lat_iters $LAT_ITERS"
 out "M phases $PHASES"
 grep -q tsc=reliable /proc/cmdline || out "P all the kernel lacks tsc=reliable: perftest's clock calibration is unreliable"
-say "$accel, $(nproc) vCPUs, $RUNS run(s) per cell, bw: $BW_TESTS x $BW_SIZES B, lat: $LAT_TESTS x $LAT_SIZES B"
+say "$accel, $(nproc) vCPUs, $RUNS/$LAT_RUNS run(s) per bw/lat cell, bw: $BW_TESTS x $BW_SIZES B, lat: $LAT_TESTS x $LAT_SIZES B"
 
 unload_softrnic 2>/dev/null
-NS_READY=''
-# ns_topology: sr1 into netns peer, once (iperf3 and softrnic share it).
-ns_topology() {
-	[ -n "$NS_READY" ] && return "$NS_READY"
-	net_ns_setup
-	NS_READY=$?
-	[ "$NS_READY" = 0 ] || say "could not move sr1 into netns peer"
-	return "$NS_READY"
-}
+bounded 30 modprobe -r rdma_rxe 2>/dev/null
+net_cleanup
+iperf=''
 for phase in $PHASES; do
 	case $phase in
-	rxe) phase_rxe ;;
-	iperf3)
-		if ns_topology; then
-			phase_iperf
-		else
-			for ((r = 1; r <= RUNS; r++)); do out "I iperf3 $r fail"; done
-		fi
-		;;
-	softrnic)
-		if ns_topology; then
-			phase_softrnic
-		else
-			phase_fail softrnic "could not move sr1 into netns peer"
-		fi
-		;;
+	rxe | softrnic) IMPLS+=("$phase") ;;
+	iperf3) iperf=1 ;;
 	*) say "unknown phase $phase (rxe, iperf3, softrnic)" ;;
 	esac
 done
+for impl in "${IMPLS[@]}"; do probe "$impl"; done
+if [ -n "$iperf" ]; then
+	if [ -e /run/netns/peer ] || net_ns_setup; then
+		iperf_runs
+	else
+		say "could not set up veth pair sr0/sr1 for iperf3"
+		for ((r = 1; r <= RUNS; r++)); do out "I iperf3 $r fail"; done
+	fi
+fi
+say "runs: ${IMPLS[*]} taking turns, pairs ordered A B, B A, ..."
+for t in $BW_TESTS; do for s in $BW_SIZES; do cell "$t" "$s"; done; done
+for t in $LAT_TESTS; do for s in $LAT_SIZES; do cell "$t" "$s"; done; done
+devices_down
+if grep -q '^softrnic ' /proc/modules; then
+	bounded 60 rmmod softrnic || out "P softrnic rmmod softrnic failed"
+fi
 say "done"
 exit 0
