@@ -369,6 +369,23 @@ numeric() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 # read fail), and its devices' GID indexes.
 declare -A DEAD=() GIDS=()
 
+# devices_up IMPL TYPE DEV0 NETDEV0 NS0 DEV1 NETDEV1 NS1: `rdma link add`
+# the client's (10.0.0.1) and the server's (10.0.0.2) device, in their
+# netdevs' namespaces ("" = init_net), and wait for their IPv4 GIDs.
+devices_up() {
+	local impl=$1 type=$2 d0=$3 n0=$4 s0=$5 d1=$6 n1=$7 s1=$8
+	# shellcheck disable=SC2046
+	if ! bounded 30 $(ns_prefix "$s0") rdma link add "$d0" type "$type" netdev "$n0" ||
+		! bounded 30 $(ns_prefix "$s1") rdma link add "$d1" type "$type" netdev "$n1"; then
+		say "$impl: rdma link add $d0/$d1 failed"
+		return 1
+	fi
+	if ! wait_gid "GIDS[$d0]" "$d0" "$A" || ! wait_gid "GIDS[$d1]" "$d1" "$B"; then
+		say "$impl: no IPv4 RoCE v2 GID on $d0/$d1"
+		return 1
+	fi
+}
+
 rxe_up() {
 	if ! net_rxe_setup; then
 		say "rxe: could not set up veth pair rx0/rx1 with policy routing"
@@ -378,15 +395,7 @@ rxe_up() {
 		say "rxe: modprobe rdma_rxe failed"
 		return 1
 	fi
-	if ! bounded 30 rdma link add rxe0 type rxe netdev rx0 ||
-		! bounded 30 rdma link add rxe1 type rxe netdev rx1; then
-		say "rxe: rdma link add rxe0/rxe1 failed"
-		return 1
-	fi
-	if ! wait_gid "GIDS[rxe0]" rxe0 "$A" || ! wait_gid "GIDS[rxe1]" rxe1 "$B"; then
-		say "rxe: no IPv4 RoCE v2 GID on rxe0/rxe1"
-		return 1
-	fi
+	devices_up rxe rxe rxe0 rx0 '' rxe1 rx1 ''
 }
 
 rxe_pick() {
@@ -403,15 +412,7 @@ softrnic_up() {
 		say "softrnic: could not set up veth pair sr0/sr1 (netns cli/peer)"
 		return 1
 	fi
-	if ! bounded 30 "$IP" netns exec cli rdma link add roce0 type roce netdev sr0 ||
-		! bounded 30 "$IP" netns exec peer rdma link add roce1 type roce netdev sr1; then
-		say "softrnic: rdma link add roce0/roce1 failed"
-		return 1
-	fi
-	if ! wait_gid "GIDS[roce0]" roce0 "$A" || ! wait_gid "GIDS[roce1]" roce1 "$B"; then
-		say "softrnic: no IPv4 RoCE v2 GID on roce0/roce1"
-		return 1
-	fi
+	devices_up softrnic roce roce0 sr0 cli roce1 sr1 peer
 }
 
 softrnic_pick() {
