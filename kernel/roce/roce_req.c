@@ -459,9 +459,18 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	int err, cpu;
 	u32 gen;
 
+	/*
+	 * BH off from the tx_cpu check to the transmit of each packet: a
+	 * doorbell's process context could otherwise move to the other CPU
+	 * in between and put the packet in that CPU's backlog, behind or
+	 * ahead of the rest (a sequence NAK).  Enabled between packets, so
+	 * the receive softirq runs packet by packet as before.
+	 */
+	local_bh_disable();
 	spin_lock_irqsave(&req->lock, flags);
 	if (req->tx_busy) {
 		spin_unlock_irqrestore(&req->lock, flags);
+		local_bh_enable();
 		return;
 	}
 	req->tx_busy = true;
@@ -512,6 +521,8 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 		}
 		if (skb)
 			roce_xmit(qp, skb);
+		local_bh_enable();
+		local_bh_disable();
 		spin_lock_irqsave(&req->lock, flags);
 	}
 	req->tx_busy = false;
@@ -519,6 +530,7 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	kick_sq = req->tx_slot_wait;
 	req->tx_slot_wait = false;
 	spin_unlock_irqrestore(&req->lock, flags);
+	local_bh_enable();
 
 	if (more)
 		roce_req_kick(rqp);
