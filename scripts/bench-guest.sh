@@ -11,7 +11,7 @@
 #                                          t_min as TEST/min), fail, stall,
 #                                          noveth, skip
 #             I iperf3 RUN VALUE           Gbit/s, or fail/stall
-#             P IMPL TEXT                  a note on a phase (table footer)
+#             P IMPL TEXT                  a note on an implementation (table footer)
 #             M KEY VALUE                  metadata (accel, kernel, ...)
 #   stderr  one progress line per step
 #
@@ -231,14 +231,11 @@ net_cleanup() {
 	return 0
 }
 
-# carrier NETNS DEV: is DEV's carrier up?
+# carrier NETNS DEV: is DEV's carrier up (NETNS "" = init_net)?
 carrier() {
 	local c
-	c=$("$IP" netns exec "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null) && [ "$c" = 1 ]
-}
-carrier_init() {
-	local c
-	read -r c <"/sys/class/net/$1/carrier" 2>/dev/null && [ "$c" = 1 ]
+	# shellcheck disable=SC2046
+	c=$($(ns_prefix "$1") cat "/sys/class/net/$2/carrier" 2>/dev/null) && [ "$c" = 1 ]
 }
 
 net_rxe_setup() {
@@ -259,7 +256,7 @@ net_rxe_setup() {
 		"$IP" rule add pref 101 oif rx1 lookup 101 &&
 		"$IP" rule add pref 1000 lookup local &&
 		"$IP" rule del pref 0 lookup local || return 1
-	try_until 5 carrier_init rx0 || return 1
+	try_until 5 carrier '' rx0 || return 1
 	"$IP" route get "$B" oif rx0 | grep -q 'dev rx0' || return 1
 	"$IP" route get "$A" oif rx1 | grep -q 'dev rx1' || return 1
 	# ARP both ways now, not in the first measurement

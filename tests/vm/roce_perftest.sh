@@ -11,20 +11,23 @@ have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
 roce_pair_up
 
-# perf TOOL CLIENT_DEV CLIENT_GID ARGS...: one run, server on roce1; with
-# CLIENT_DEV roce1, the server is rxe0 and the client roce1.
+# perf TOOL FROM ARGS...: one run; FROM is the requesting (client) end:
+#   roce0  roce0 (init_net) -> roce1 (netns peer)
+#   rxe0   rxe0 (init_net)  -> roce1 (netns peer)
+#   roce1  roce1 (netns peer) -> rxe0 (init_net)
 perf() {
-	local tool=$1 cdev=$2 cg=$3 out try
-	shift 3
+	local tool=$1 from=$2 out try spfx=in_peer cpfx='' srv cli addr=10.0.0.2
+	shift 2
+	case $from in
+	roce0) srv="roce1 -x $g1" cli="roce0 -x $g0" ;;
+	rxe0) srv="roce1 -x $g1" cli="rxe0 -x $r0" ;;
+	roce1) spfx='' cpfx=in_peer srv="rxe0 -x $r0" cli="roce1 -x $g1" addr=10.0.0.1 ;;
+	*) die "perf: no client $from" ;;
+	esac
 	out=$(mktemp)
 	for try in 1 2; do
-		if [ "$cdev" = roce1 ]; then
-			pair_run "" in_peer 300 "$tool -d rxe0 -x $r0 $*" \
-				"$tool -d roce1 -x $g1 $* 10.0.0.1" >"$out" 2>&1 && break
-		else
-			run_pair 300 "$tool -d roce1 -x $g1 $*" \
-				"$tool -d $cdev -x $cg $* 10.0.0.2" >"$out" 2>&1 && break
-		fi
+		pair_run "$spfx" "$cpfx" 300 "$tool -d $srv $*" \
+			"$tool -d $cli $* $addr" >"$out" 2>&1 && break
 		# perftest gives up ("Can't produce a report") when its cycle
 		# counter calibration fits poorly, as under TCG now and then:
 		# one more try for that, and for nothing else.
@@ -33,7 +36,7 @@ perf() {
 		log "$tool: perftest could not calibrate its clock; once more"
 	done
 	# the result line: first line of numbers after the header
-	printf '%-14s %-6s %s\n' "$tool" "$cdev" \
+	printf '%-14s %-6s %s\n' "$tool" "$from" \
 		"$(grep -E '^ *[0-9]+ +[0-9]+ ' "$out" | grep -v server | head -1 | tr -s ' ')"
 	rm -f "$out"
 }
@@ -47,7 +50,7 @@ counter() {
 fail=0
 s0=$(counter roce0 rx_steered) s1=$(counter roce1 rx_steered in_peer)
 for t in ib_write_bw ib_read_bw ib_send_bw; do
-	perf "$t" roce0 "$g0" -n 200 -s 65536 || { log "FAIL: $t"; fail=1; }
+	perf "$t" roce0 -n 200 -s 65536 || { log "FAIL: $t"; fail=1; }
 done
 # 64 KiB messages are long: the responder (WRITE, SEND) and the requester
 # (READ responses) received them on the other vCPU (roce_steer.c).
@@ -55,9 +58,9 @@ s0=$(($(counter roce0 rx_steered) - s0)) s1=$(($(counter roce1 rx_steered in_pee
 log "rx_steered: roce0 +$s0 (READ responses), roce1 +$s1 (WRITE/SEND)"
 [ "$s0" -gt 0 ] && [ "$s1" -gt 0 ] || { log "FAIL: long messages were not steered"; fail=1; }
 for t in ib_write_lat ib_read_lat ib_send_lat; do
-	perf "$t" roce0 "$g0" -n 200 -s 64 || { log "FAIL: $t"; fail=1; }
+	perf "$t" roce0 -n 200 -s 64 || { log "FAIL: $t"; fail=1; }
 done
-perf ib_atomic_bw roce0 "$g0" -n 200 || { log "FAIL: ib_atomic_bw"; fail=1; }
+perf ib_atomic_bw roce0 -n 200 || { log "FAIL: ib_atomic_bw"; fail=1; }
 rdma statistic show link roce0/1
 rdma link delete roce0
 
@@ -65,16 +68,14 @@ modprobe rdma_rxe || die "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid r0 rxe0 "$GID4_0"
 # both directions: rxe requesting from softrnic, then softrnic from rxe
-for cli in "rxe0 $r0" "roce1 $g1"; do
-	# shellcheck disable=SC2086
-	set -- $cli
+for cli in rxe0 roce1; do
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
-		perf "$t" "$1" "$2" -n 200 -s 65536 || { log "FAIL: $t, $1 requesting"; fail=1; }
+		perf "$t" $cli -n 200 -s 65536 || { log "FAIL: $t, $cli requesting"; fail=1; }
 	done
 	for t in ib_write_lat ib_read_lat ib_send_lat; do
-		perf "$t" "$1" "$2" -n 200 -s 64 || { log "FAIL: $t, $1 requesting"; fail=1; }
+		perf "$t" $cli -n 200 -s 64 || { log "FAIL: $t, $cli requesting"; fail=1; }
 	done
-	perf ib_atomic_bw "$1" "$2" -n 200 || { log "FAIL: ib_atomic_bw, $1 requesting"; fail=1; }
+	perf ib_atomic_bw $cli -n 200 || { log "FAIL: ib_atomic_bw, $cli requesting"; fail=1; }
 done
 rdma statistic show link roce1/1
 rdma link delete rxe0
