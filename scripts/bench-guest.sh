@@ -20,7 +20,7 @@
 # timeout, never the run.  The script exits 0 once it has gone through
 # its phases, whatever they measured.
 #
-# env (all optional): BENCH_RUNS (runs per bandwidth cell, 3),
+# env (all optional): BENCH_RUNS (runs per bandwidth cell, 5),
 #   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
@@ -39,7 +39,7 @@ if [ "$QUICK" = 1 ]; then
 	BW_SIZES=${BENCH_BW_SIZES:-64 65536}
 	LAT_SIZES=${BENCH_LAT_SIZES:-2 4096}
 else
-	RUNS=${BENCH_RUNS:-3}
+	RUNS=${BENCH_RUNS:-5}
 	LAT_RUNS=${BENCH_LAT_RUNS:-9}
 	BW_SIZES=${BENCH_BW_SIZES:-64 4096 65536 1048576}
 	LAT_SIZES=${BENCH_LAT_SIZES:-2 64 1024 4096}
@@ -136,26 +136,36 @@ wait_listen() {
 	return 1
 }
 
-# The guest's CPU time so far per state, in USER_HZ ticks summed over CPUs:
-# "user system softirq idle" (user includes nice, system includes irq).
+# The guest's CPU time so far per state, in USER_HZ ticks: "user system
+# softirq idle" (user includes nice, system includes irq) summed over the
+# CPUs, then the same four for each CPU in turn.
 cpu_ticks() {
-	local _cpu us ni sy id io irq sirq rest
-	read -r _cpu us ni sy id io irq sirq rest </proc/stat
-	echo "$((us + ni)) $((sy + irq)) $sirq $((id + io))"
+	local name us ni sy id io irq sirq rest
+	while read -r name us ni sy id io irq sirq rest; do
+		[[ $name == cpu* ]] || break
+		echo -n "$((us + ni)) $((sy + irq)) $sirq $((id + io)) "
+	done </proc/stat
+	echo
 }
 
-# cpu_split BEFORE AFTER: where the CPUs' time went in between, in percent.
+# cpu_split BEFORE AFTER: where the CPUs' time went in between, in percent:
+# all CPUs, then each CPU ("cpu0 u/s/si/id").
 cpu_split() {
 	local -a a b
-	local t i
+	local t i g d
 	read -r -a a <<<"$1"
 	read -r -a b <<<"$2"
-	t=0
-	for i in 0 1 2 3; do t=$((t + b[i] - a[i])); done
-	[ "$t" -gt 0 ] || t=1
-	printf 'user %d%% system %d%% softirq %d%% idle %d%%' \
-		$((100 * (b[0] - a[0]) / t)) $((100 * (b[1] - a[1]) / t)) \
-		$((100 * (b[2] - a[2]) / t)) $((100 * (b[3] - a[3]) / t))
+	for ((g = 0; g + 3 < ${#b[@]}; g += 4)); do
+		t=0
+		for i in 0 1 2 3; do t=$((t + b[g + i] - a[g + i])); done
+		[ "$t" -gt 0 ] || t=1
+		for i in 0 1 2 3; do d[i]=$((100 * (b[g + i] - a[g + i]) / t)); done
+		if [ "$g" = 0 ]; then
+			printf 'user %d%% system %d%% softirq %d%% idle %d%%' "${d[@]}"
+		else
+			printf ', cpu%d %d/%d/%d/%d' $((g / 4 - 1)) "${d[@]}"
+		fi
+	done
 }
 
 # Packets through the client's veth end so far (tx + rx).
@@ -349,7 +359,7 @@ perf_run() {
 	numeric "$val" || vmin=$val
 	{
 		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over $CLI_NETDEV -> $val"
-		echo "  cpu (all CPUs, client's run): $(cpu_split "$c0" "$c1")"
+		echo "  cpu (all CPUs, then each as user/system/softirq/idle, client's run): $(cpu_split "$c0" "$c1")"
 		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV -x $CLI_GID ${args[*]} $B"
 		dump "$cli"
 		echo "  server: $(ns_prefix "$SRV_NS") $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
