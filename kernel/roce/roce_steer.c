@@ -54,14 +54,8 @@
 #define ROCE_STEER_RUN		8
 /* Packets the work item processes before it lets others run. */
 #define ROCE_STEER_BUDGET	64
-/*
- * Packets queued before the work item is woken without other reason: at
- * 16 the work item sat idle waiting for the 16th while its CPU had time
- * (1 MiB WRITE: 25 % idle on each vCPU, 1.38-1.43x rxe); at 4 and 2 it
- * kept up (1.50-1.72x, same runs, in turns with rxe); at 1 the wakeups
- * cost more than they gained.
- */
-#define ROCE_STEER_KICK		4
+/* Packets queued before the work item is woken without other reason. */
+#define ROCE_STEER_KICK		16
 /*
  * Packets queued per QP, at most: what a CPU's backlog in front of the
  * queue holds (net.core.netdev_max_backlog), and never less than two
