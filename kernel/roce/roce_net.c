@@ -87,11 +87,18 @@ static u32 roce_icrc_compute(const void *l3, bool ipv6,
 	if (!skb_is_nonlinear(skb))
 		return roce_icrc_final(roce_icrc_update(crc, skb->data + off,
 							n));
+	/*
+	 * skb_seq_read() hands out whole blocks: the last one runs on past
+	 * @off + @n, over the ICRC field, so it is cut here and the walk
+	 * ended by hand.
+	 */
 	skb_prepare_seq_read((struct sk_buff *)skb, off, off + n, &st);
-	while ((got = skb_seq_read(consumed, &data, &st)) != 0) {
+	while (consumed < n && (got = skb_seq_read(consumed, &data, &st))) {
+		got = min(got, n - consumed);
 		crc = roce_icrc_update(crc, data, got);
 		consumed += got;
 	}
+	skb_abort_seq_read(&st);
 	return roce_icrc_final(crc);
 }
 
