@@ -210,6 +210,37 @@ static inline __u32 roce_icrc(const void *l3, size_t l3_len, bool ipv6,
 	return roce_icrc_final(crc);
 }
 
+/*
+ * The headers of segment @idx (@len bytes of UDP payload, BTH to ICRC) of
+ * a run of packets sent as one UDP GSO packet (SKB_GSO_UDP_L4): what
+ * segmentation writes into its copies of the run's headers, and so what
+ * that packet's ICRC covers.  @l3 is the run's IP header (IPv4 without
+ * options); @seg_l3 and @seg_udp are copies of the run's IP and UDP
+ * headers that get the segment's IPv4 total length and Identification
+ * (the run's plus @idx, as inet_gso_segment() numbers them) or IPv6
+ * payload length, and UDP length.
+ */
+static inline void roce_icrc_seg_hdrs(const __u8 *l3, __u8 *seg_l3, bool ipv6,
+				      __u8 *seg_udp, __u32 idx, __u32 len)
+{
+	__u32 ulen = ROCE_UDP_HDR_LEN + len;
+
+	if (ipv6) {
+		seg_l3[4] = (__u8)(ulen >> 8);
+		seg_l3[5] = (__u8)ulen;
+	} else {
+		__u32 tot = ROCE_IPV4_HDR_LEN + ulen;
+		__u16 id = (__u16)((((__u32)l3[4] << 8) | l3[5]) + idx);
+
+		seg_l3[2] = (__u8)(tot >> 8);
+		seg_l3[3] = (__u8)tot;
+		seg_l3[4] = (__u8)(id >> 8);
+		seg_l3[5] = (__u8)id;
+	}
+	seg_udp[4] = (__u8)(ulen >> 8);
+	seg_udp[5] = (__u8)ulen;
+}
+
 /* The ICRC field in wire order (least significant byte first). */
 static inline void roce_icrc_put(void *p, __u32 icrc)
 {

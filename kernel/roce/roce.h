@@ -66,6 +66,7 @@ enum roce_counter {
 	ROCE_CNT_ATOMICS,
 	ROCE_CNT_RX_STEERED,		/* received on another CPU (roce_steer.c) */
 	ROCE_CNT_DROP_STEER_FULL,	/* that CPU's queue for the QP was full */
+	ROCE_CNT_TX_BATCHES,		/* UDP GSO skbs sent (roce_batch_xmit()) */
 	ROCE_CNT_NR,
 };
 
@@ -131,6 +132,21 @@ struct roce_path {
 struct sk_buff *roce_alloc_skb(struct softrnic_qp *qp, const struct roce_pkt *pkt,
 			       void **payload);
 int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb);
+
+/* Packets of one QP on their way out as one UDP GSO skb (roce_net.c). */
+struct roce_batch {
+	struct sk_buff *skb;		/* NULL: empty */
+	u32 seg_len;			/* length of its first packet */
+	u32 max_len;			/* UDP payload it may grow to */
+	u32 max_segs;
+	bool closed;			/* a shorter packet ended it */
+};
+
+void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
+		     const struct roce_pkt *pkt);
+void roce_batch_trim(struct roce_batch *b);
+bool roce_batch_full(const struct roce_batch *b);
+void roce_batch_xmit(struct softrnic_qp *qp, struct roce_batch *b);
 /* Received: copy [off, off + len) of @skb into an SGE list. */
 int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
 		     u32 off, u32 len, const struct softrnic_sge *sge,

@@ -393,6 +393,68 @@ static void roce_put_icrc(struct sk_buff *skb, bool ipv6)
 					bth_off, len));
 }
 
+/* The ICRC of one packet of a batch, @len bytes at @pkt, into its end. */
+static void roce_batch_icrc(const u8 *l3, u32 l3_len, bool ipv6, u8 *udp_bth,
+			    u8 *pkt, u32 len)
+{
+	u32 crc;
+
+	memcpy(udp_bth + ROCE_UDP_HDR_LEN, pkt, ROCE_BTH_LEN);
+	crc = roce_icrc_begin(l3, l3_len, ipv6, udp_bth,
+			      ROCE_UDP_HDR_LEN + ROCE_BTH_LEN);
+	crc = roce_icrc_update(crc, pkt + ROCE_BTH_LEN,
+			       len - ROCE_BTH_LEN - ROCE_ICRC_LEN);
+	roce_icrc_put(pkt + len - ROCE_ICRC_LEN, roce_icrc_final(crc));
+}
+
+/*
+ * The ICRCs of a batch (roce_batch_xmit()): its first packet is in the
+ * linear area, every other one is a fragment of its own.  Each ICRC
+ * covers the IP and UDP headers UDP segmentation will give its packet
+ * (kernel/proto/roce_icrc.h, roce_icrc_seg_hdrs()), not the batch's: IPv4
+ * IDs follow inet_gso_segment(), the batch's ID plus one per segment.
+ * UDP gets a real checksum, left to the device or to segmentation
+ * (CHECKSUM_PARTIAL): __udp_gso_segment() requires it, and the ICRC does
+ * not cover it.
+ */
+static void roce_batch_finish(struct sk_buff *skb, bool ipv6)
+{
+	struct skb_shared_info *si = skb_shinfo(skb);
+	u32 l3_len = ipv6 ? ROCE_IPV6_HDR_LEN : ROCE_IPV4_HDR_LEN;
+	u8 udp_bth[ROCE_UDP_HDR_LEN + ROCE_BTH_LEN];
+	u8 l3[ROCE_IPV6_HDR_LEN];
+	struct udphdr *uh = udp_hdr(skb);
+	u32 ulen = skb->len - skb_transport_offset(skb);
+	const u8 *nh = skb_network_header(skb);
+	unsigned int i;
+
+	memcpy(l3, nh, l3_len);
+	memcpy(udp_bth, uh, ROCE_UDP_HDR_LEN);
+	roce_icrc_seg_hdrs(nh, l3, ipv6, udp_bth, 0, si->gso_size);
+	roce_batch_icrc(l3, l3_len, ipv6, udp_bth, (u8 *)(uh + 1),
+			si->gso_size);
+	for (i = 0; i < si->nr_frags; i++) {
+		const skb_frag_t *f = &si->frags[i];
+		u32 len = skb_frag_size(f);
+
+		roce_icrc_seg_hdrs(nh, l3, ipv6, udp_bth, i + 1, len);
+		roce_batch_icrc(l3, l3_len, ipv6, udp_bth, skb_frag_address(f),
+				len);
+	}
+
+	if (ipv6)
+		uh->check = ~csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
+					     &ipv6_hdr(skb)->daddr, ulen,
+					     IPPROTO_UDP, 0);
+	else
+		uh->check = ~csum_tcpudp_magic(ip_hdr(skb)->saddr,
+					       ip_hdr(skb)->daddr, ulen,
+					       IPPROTO_UDP, 0);
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+}
+
 /*
  * The route of a QP's path comes from its per-CPU cache, or is looked up
  * and cached.  A transmitter that read the path before it changed may
@@ -451,8 +513,11 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 	iph->saddr = p->saddr4;
 	iph->daddr = p->daddr4;
 	iph->check = 0;
-	__ip_select_ident(net, iph, 1);
-	roce_put_icrc(skb, false);
+	__ip_select_ident(net, iph, skb_shinfo(skb)->gso_segs ?: 1);
+	if (skb_is_gso(skb))
+		roce_batch_finish(skb, false);
+	else
+		roce_put_icrc(skb, false);
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
@@ -496,7 +561,10 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	ip6h->hop_limit = p->ttl;
 	ip6h->saddr = p->saddr6;
 	ip6h->daddr = p->daddr6;
-	roce_put_icrc(skb, true);
+	if (skb_is_gso(skb))
+		roce_batch_finish(skb, true);
+	else
+		roce_put_icrc(skb, true);
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
@@ -504,13 +572,15 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 }
 
 /*
- * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in).
- * Any context; consumes @skb.  A packet that cannot be routed is dropped
- * (the requester's timer recovers, as from a loss).
+ * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in),
+ * or a batch (roce_batch_xmit()).  Any context; consumes @skb.  A packet
+ * that cannot be routed is dropped (the requester's timer recovers, as
+ * from a loss).
  */
 int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 {
 	struct net_device *ndev = qp->sdev->netdev;
+	u32 segs = skb_shinfo(skb)->gso_segs ?: 1;
 	struct roce_path path;
 	u32 len = skb->len;
 	int err;
@@ -543,9 +613,130 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 		return err;
 	}
 	/* Dropped further down (qdisc, neighbour): a loss like any other. */
-	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, 1);
+	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, segs);
 	roce_count(qp->sdev, ROCE_CNT_TX_BYTES, len);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit batches */
+
+/* Room in @b for a packet of @len bytes?  @b holds at least one. */
+static bool roce_batch_fits(const struct roce_batch *b, u32 len)
+{
+	return !b->closed && len <= b->seg_len &&
+	       1 + skb_shinfo(b->skb)->nr_frags < b->max_segs &&
+	       b->skb->len + len <= b->max_len;
+}
+
+/* No room for another packet as long as the first: send it now. */
+bool roce_batch_full(const struct roce_batch *b)
+{
+	return b->skb && !roce_batch_fits(b, b->seg_len);
+}
+
+/*
+ * Add a packet of @qp to @b, sending what @b held first if the packet
+ * cannot join it.  Returns where its payload goes (the headers, pad and
+ * room for the ICRC are in place), or NULL if memory ran out: the packet
+ * is then lost, which the requester's timer repairs.  BH off.
+ *
+ * The first packet is built as a packet sent alone is (roce_alloc_skb()),
+ * so a batch of one is just that; every later one is a fragment, as
+ * contiguous as the first.
+ */
+void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
+		     const struct roce_pkt *pkt)
+{
+	struct net_device *ndev = qp->sdev->netdev;
+	struct roce_pkt p = *pkt;
+	struct sk_buff *skb;
+	struct page *page;
+	void *payload;
+	size_t len, hlen;
+	u8 *data;
+
+	p.pad = roce_pad_len(pkt->payload_len);
+	p.pkey = ROCE_DEFAULT_PKEY;
+	len = roce_pkt_len(p.opcode, p.payload_len);
+	if (!len)
+		return NULL;
+	if (b->skb && !roce_batch_fits(b, len))
+		roce_batch_xmit(qp, b);
+	if (!b->skb) {
+		skb = roce_alloc_skb(qp, pkt, &payload);
+		if (!skb)
+			return NULL;
+		b->skb = skb;
+		b->seg_len = len;
+		b->max_segs = min_t(u32, MAX_SKB_FRAGS + 1,
+				    READ_ONCE(ndev->gso_max_segs));
+		/* IPv4 total length and IPv6 payload length are 16 bits */
+		b->max_len = min_t(u32, READ_ONCE(ndev->gso_max_size),
+				   0xffff) - ROCE_IPV4_HDR_LEN -
+			     ROCE_UDP_HDR_LEN;
+		b->closed = false;
+		return payload;
+	}
+
+	data = netdev_alloc_frag(len);
+	if (!data)
+		return NULL;
+	page = virt_to_head_page(data);
+	hlen = roce_build_hdrs(data, &p);
+	memset(data + hlen + p.payload_len, 0, len - hlen - p.payload_len);
+	skb_add_rx_frag(b->skb, skb_shinfo(b->skb)->nr_frags, page,
+			data - (u8 *)page_address(page), len,
+			SKB_DATA_ALIGN(len));
+	/* only the last segment may be shorter */
+	if (len < b->seg_len)
+		b->closed = true;
+	return data + hlen;
+}
+
+/* Take back the packet roce_batch_add() added last (its payload failed). */
+void roce_batch_trim(struct roce_batch *b)
+{
+	struct skb_shared_info *si = skb_shinfo(b->skb);
+	skb_frag_t *f;
+	u32 len;
+
+	b->closed = false;
+	if (!si->nr_frags) {
+		kfree_skb(b->skb);
+		b->skb = NULL;
+		return;
+	}
+	f = &si->frags[si->nr_frags - 1];
+	len = skb_frag_size(f);
+	b->skb->len -= len;
+	b->skb->data_len -= len;
+	b->skb->truesize -= SKB_DATA_ALIGN(len);
+	__skb_frag_unref(f, false);
+	si->nr_frags--;
+}
+
+/*
+ * Send @b: one packet as is, more as one UDP GSO skb that segmentation
+ * (at the device, or at the receiving socket of a veth peer) cuts back
+ * into exactly the packets that were added.  BH off.
+ */
+void roce_batch_xmit(struct softrnic_qp *qp, struct roce_batch *b)
+{
+	struct sk_buff *skb = b->skb;
+	struct skb_shared_info *si;
+
+	if (!skb)
+		return;
+	b->skb = NULL;
+	si = skb_shinfo(skb);
+	if (si->nr_frags) {
+		si->gso_size = b->seg_len;
+		si->gso_type = SKB_GSO_UDP_L4;
+		si->gso_segs = 1 + si->nr_frags;
+		roce_count(qp->sdev, ROCE_CNT_TX_BATCHES, 1);
+	}
+	roce_xmit(qp, skb);
 }
 
 /* ------------------------------------------------------------------ */

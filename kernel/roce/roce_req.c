@@ -444,6 +444,10 @@ static void roce_req_fail(struct roce_qp *rqp, struct roce_rwqe *r,
  * finds another context transmitting leaves the work to that one, which
  * looks at the state again under req.lock before every packet and before
  * it stops.
+ *
+ * Packets leave in batches (struct roce_batch): one trip through the
+ * stack for up to a GSO skb's worth of them.  A batch is sent before
+ * tx_busy is given up, so no other context's packets overtake it.
  */
 static void __roce_req_tx(struct roce_qp *rqp, bool work)
 {
@@ -452,19 +456,19 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	unsigned int budget = ROCE_TX_BUDGET;
 	const struct softrnic_sqe *sqe;
 	bool more = false, kick_sq;
+	struct roce_batch b = { };
 	struct roce_txpkt t;
 	unsigned long flags;
-	struct sk_buff *skb;
 	void *payload;
 	int err, cpu;
 	u32 gen;
 
 	/*
-	 * BH off from the tx_cpu check to the transmit of each packet: a
+	 * BH off from the tx_cpu check to the transmit of each batch: a
 	 * doorbell's process context could otherwise move to the other CPU
-	 * in between and put the packet in that CPU's backlog, behind or
-	 * ahead of the rest (a sequence NAK).  Enabled between packets, so
-	 * the receive softirq runs packet by packet as before.
+	 * in between and put packets in that CPU's backlog, behind or ahead
+	 * of the rest (a sequence NAK).  Enabled between batches, so the
+	 * receive softirq runs in between as before.
 	 */
 	local_bh_disable();
 	spin_lock_irqsave(&req->lock, flags);
@@ -481,6 +485,7 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 		}
 		cpu = smp_processor_id();	/* irqs are off */
 		if (cpu != req->tx_cpu) {
+			/* never with a batch pending: BH stayed off */
 			if (!work && req->tx_cpu >= 0 &&
 			    roce_psn_diff(req->max_sent, req->una_psn) > 0) {
 				more = roce_req_can_send(req);
@@ -495,11 +500,11 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 		spin_unlock_irqrestore(&req->lock, flags);
 		budget--;
 
-		skb = roce_alloc_skb(qp, &t.pkt, &payload);
+		payload = roce_batch_add(qp, &b, &t.pkt);
 		sqe = &t.r->wqe.sqe;
 		err = 0;
-		if (!skb || !t.pkt.payload_len)
-			;	/* no skb: lost, the timer resends it */
+		if (!payload || !t.pkt.payload_len)
+			;	/* no memory: lost, the timer resends it */
 		else if (t.r->op == ROCE_OP_ATOMIC_WRITE)
 			memcpy(payload, &sqe->atomic.swap, sizeof(u64));
 		else if (sqe->flags & SOFTRNIC_WQE_F_INLINE)
@@ -512,18 +517,27 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 						 t.pkt.payload_len,
 						 SOFTRNIC_COPY_FROM_MR);
 		if (err) {
-			kfree_skb(skb);
+			roce_batch_trim(&b);
 			spin_lock_irqsave(&req->lock, flags);
 			if (req->active && req->gen == gen && !t.r->done)
 				roce_req_fail(rqp, t.r,
 					      softrnic_mem_wc_status(err, false));
 			break;
 		}
-		if (skb)
-			roce_xmit(qp, skb);
-		local_bh_enable();
-		local_bh_disable();
+		if (roce_batch_full(&b))
+			roce_batch_xmit(qp, &b);
+		if (!b.skb) {
+			local_bh_enable();
+			local_bh_disable();
+		}
 		spin_lock_irqsave(&req->lock, flags);
+	}
+	if (b.skb) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		roce_batch_xmit(qp, &b);
+		spin_lock_irqsave(&req->lock, flags);
+		/* what others left to us meanwhile goes to the work item */
+		more = more || roce_req_can_send(req);
 	}
 	req->tx_busy = false;
 	req->tx_cur = NULL;

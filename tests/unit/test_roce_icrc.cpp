@@ -263,3 +263,41 @@ TEST_CASE("IP masking touches only what is there", "[roce_icrc]")
 	ip[22] ^= 1;
 	CHECK(roce_icrc(ip.data(), 24, false, udp.data(), udp.size()) != base);
 }
+
+TEST_CASE("Segment headers of a UDP GSO run", "[roce_icrc]")
+{
+	SECTION("IPv4: total length, Identification counting on and wrapping")
+	{
+		// the run: ID 0xfffe, total length and UDP length of the whole
+		auto run_ip = hex("4500 3038 fffe 4000 4011 0000 0a000001 0a000002");
+		auto run_udp = hex("c00012b7 3024 0000");
+		const __u32 lens[] = {4124, 4124, 1040};
+		const char *const want_ip[] = {
+			"4500 1038 fffe 4000 4011 0000 0a000001 0a000002",
+			"4500 1038 ffff 4000 4011 0000 0a000001 0a000002",
+			"4500 042c 0000 4000 4011 0000 0a000001 0a000002",
+		};
+		const char *const want_udp[] = {"c00012b7 1024 0000", "c00012b7 1024 0000",
+						"c00012b7 0418 0000"};
+		for (__u32 i = 0; i < 3; i++) {
+			auto ip = run_ip, udp = run_udp;
+			roce_icrc_seg_hdrs(run_ip.data(), ip.data(), false, udp.data(), i, lens[i]);
+			CHECK(ip == hex(want_ip[i]));
+			CHECK(udp == hex(want_udp[i]));
+		}
+	}
+	SECTION("IPv6: payload length only")
+	{
+		auto run_ip = hex(v6_ip);
+		run_ip[4] = 0x40; // payload length of a bigger run
+		run_ip[5] = 0x00;
+		auto ip = run_ip, udp = hex("c001 12b7 4000 beef");
+		roce_icrc_seg_hdrs(run_ip.data(), ip.data(), true, udp.data(), 7, 48);
+		CHECK(ip == hex(v6_ip));
+		CHECK(udp == hex("c001 12b7 0038 beef"));
+		// and so the segment's ICRC is the one of the packet sent alone
+		auto pkt = hex(v6_udp);
+		std::memcpy(pkt.data(), udp.data(), 8);
+		CHECK(roce_icrc(ip.data(), 40, true, pkt.data(), pkt.size()) == v6_icrc);
+	}
+}

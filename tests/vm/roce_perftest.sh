@@ -49,6 +49,7 @@ counter() {
 
 fail=0
 s0=$(counter roce0 rx_steered) s1=$(counter roce1 rx_steered in_peer)
+b0=$(counter roce0 tx_batches)
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf "$t" roce0 -n 200 -s 65536 || { log "FAIL: $t"; fail=1; }
 done
@@ -57,6 +58,10 @@ done
 s0=$(($(counter roce0 rx_steered) - s0)) s1=$(($(counter roce1 rx_steered in_peer) - s1))
 log "rx_steered: roce0 +$s0 (READ responses), roce1 +$s1 (WRITE/SEND)"
 [ "$s0" -gt 0 ] && [ "$s1" -gt 0 ] || { log "FAIL: long messages were not steered"; fail=1; }
+# ... and went out in batches, one UDP GSO skb each (roce_batch_xmit()).
+b0=$(($(counter roce0 tx_batches) - b0))
+log "tx_batches: roce0 +$b0"
+[ "$b0" -gt 0 ] || { log "FAIL: long messages were not sent in batches"; fail=1; }
 for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf "$t" roce0 -n 200 -s 64 || { log "FAIL: $t"; fail=1; }
 done

@@ -11,8 +11,9 @@
 # Each: ibv_rc_pingpong at 1 B .. 64 KiB and a short softrnic-integrity
 # run (every opcode, both ends requesting), softrnic <-> softrnic; B also
 # with rdma_rxe on sr0 (pingpong and integrity).  The packets must carry
-# tag 10: the VLAN netdevs' counters (frames of VLAN 10 only) move by at
-# least as many packets as the RDMA devices receive.
+# tag 10: the VLAN netdevs' byte counters (frames of VLAN 10 only) move by
+# at least as many bytes as the RDMA devices receive (bytes, not packets:
+# a batch crosses the veth as one UDP GSO frame).
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
@@ -38,8 +39,8 @@ in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
 	in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
 	in_peer "$IP" link set sr1.10 up || die "sr1.10"
 
-# vlan_rx WHERE DEV: frames received by the VLAN netdev (tag 10 only)
-vlan_rx() { $1 cat "/sys/class/net/$2/statistics/rx_packets"; }
+# vlan_rx WHERE DEV: bytes received by the VLAN netdev (tag 10 only)
+vlan_rx() { $1 cat "/sys/class/net/$2/statistics/rx_bytes"; }
 # rdma_pkts WHERE DEV NAME: a port counter of an RDMA device
 rdma_pkts() {
 	$1 rdma statistic show link "$2/1" 2>/dev/null |
@@ -70,25 +71,27 @@ integrity() {
 # tagged NAME DEV0 DEV1 BODY...: run BODY (a function), then check that
 # DEV0 (here) and DEV1 (peer) received their RoCE packets as VLAN 10 frames
 tagged() {
-	local name=$1 d0=$2 d1=$3 r0 r1 v0 v1
+	local name=$1 d0=$2 d1=$3 r0 r1 p1 v0 v1
 	shift 3
-	r0=$(rdma_pkts "" "$d0" rx_packets)
-	r1=$(rdma_pkts in_peer "$d1" rx_packets)
+	r0=$(rdma_pkts "" "$d0" rx_bytes)
+	r1=$(rdma_pkts in_peer "$d1" rx_bytes)
+	p1=$(rdma_pkts in_peer "$d1" rx_packets)
 	v0=$(vlan_rx "" sr0.10)
 	v1=$(vlan_rx in_peer sr1.10)
 	"$@"
 	if [ -n "$r0" ]; then
-		r0=$(($(rdma_pkts "" "$d0" rx_packets) - r0))
+		r0=$(($(rdma_pkts "" "$d0" rx_bytes) - r0))
 	else
-		r0=0 # rxe: no rx_packets in its counters
+		r0=0 # rxe: no rx_bytes in its counters
 	fi
-	r1=$(($(rdma_pkts in_peer "$d1" rx_packets) - r1))
+	r1=$(($(rdma_pkts in_peer "$d1" rx_bytes) - r1))
+	p1=$(($(rdma_pkts in_peer "$d1" rx_packets) - p1))
 	v0=$(($(vlan_rx "" sr0.10) - v0))
 	v1=$(($(vlan_rx in_peer sr1.10) - v1))
-	log "$name: RoCE packets received $d0 $r0, $d1 $r1; VLAN 10 frames sr0.10 $v0, sr1.10 $v1"
-	[ "$r1" -gt 100 ] || die "$name: too few RoCE packets counted"
+	log "$name: RoCE bytes received $d0 $r0, $d1 $r1 ($p1 packets); VLAN 10 bytes sr0.10 $v0, sr1.10 $v1"
+	[ "$p1" -gt 100 ] || die "$name: too few RoCE packets counted"
 	[ "$v0" -ge "$r0" ] && [ "$v1" -ge "$r1" ] ||
-		die "$name: fewer VLAN 10 frames than RoCE packets: the traffic went untagged"
+		die "$name: fewer VLAN 10 bytes than RoCE bytes: the traffic went untagged"
 }
 
 # pingpongs SRV_DEV SRV_GID CLI_DEV CLI_GID
