@@ -145,7 +145,7 @@ struct roce_batch {
 void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 		     const struct roce_pkt *pkt);
 void roce_batch_trim(struct roce_batch *b);
-bool roce_batch_full(const struct roce_batch *b);
+void roce_batch_next(struct softrnic_qp *qp, struct roce_batch *b);
 void roce_batch_xmit(struct softrnic_qp *qp, struct roce_batch *b);
 /* Received: copy [off, off + len) of @skb into an SGE list. */
 int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,

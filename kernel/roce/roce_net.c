@@ -329,6 +329,29 @@ int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
 /* ------------------------------------------------------------------ */
 /* Transmit */
 
+/* Bytes from the BTH to the ICRC of @pkt as sent, or 0 if it cannot be. */
+static size_t roce_wire_len(const struct roce_pkt *pkt)
+{
+	return roce_pkt_len(pkt->opcode, pkt->payload_len);
+}
+
+/*
+ * The transport headers of @pkt (pad and P_Key ours) at @data, @len bytes
+ * (roce_wire_len()) in all; pad and ICRC zeroed.  Returns where the
+ * payload goes: the caller's to fill.
+ */
+static void *roce_build_pkt(u8 *data, const struct roce_pkt *pkt, size_t len)
+{
+	struct roce_pkt p = *pkt;
+	size_t hlen;
+
+	p.pad = roce_pad_len(pkt->payload_len);
+	p.pkey = ROCE_DEFAULT_PKEY;
+	hlen = roce_build_hdrs(data, &p);
+	memset(data + hlen + p.payload_len, 0, len - hlen - p.payload_len);
+	return data + hlen;
+}
+
 /*
  * An skb for one packet of @qp: headroom for the encapsulation, then
  * the transport headers of @pkt, room for its payload (*@payload points
@@ -338,25 +361,16 @@ struct sk_buff *roce_alloc_skb(struct softrnic_qp *qp, const struct roce_pkt *pk
 			       void **payload)
 {
 	struct net_device *ndev = qp->sdev->netdev;
-	struct roce_pkt p = *pkt;
 	struct sk_buff *skb;
-	size_t len, hlen;
-	u8 *data;
+	size_t len = roce_wire_len(pkt);
 
-	p.pad = roce_pad_len(pkt->payload_len);
-	p.pkey = ROCE_DEFAULT_PKEY;
-	len = roce_pkt_len(p.opcode, p.payload_len);
 	if (!len)
 		return NULL;
 	skb = alloc_skb(ROCE_HEADROOM(ndev) + len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, ROCE_HEADROOM(ndev));
-	data = skb_put(skb, len);
-	hlen = roce_build_hdrs(data, &p);
-	/* pad and ICRC; the payload is the caller's */
-	memset(data + hlen + p.payload_len, 0, len - hlen - p.payload_len);
-	*payload = data + hlen;
+	*payload = roce_build_pkt(skb_put(skb, len), pkt, len);
 	return skb;
 }
 
@@ -629,10 +643,19 @@ static bool roce_batch_fits(const struct roce_batch *b, u32 len)
 	       b->skb->len + len <= b->max_len;
 }
 
-/* No room for another packet as long as the first: send it now. */
-bool roce_batch_full(const struct roce_batch *b)
+/*
+ * After a packet was added to @b: send @b if a packet as long as its
+ * first would not fit any more; between batches, let this CPU's softirqs
+ * (the receive of what was sent) run.  BH off.
+ */
+void roce_batch_next(struct softrnic_qp *qp, struct roce_batch *b)
 {
-	return b->skb && !roce_batch_fits(b, b->seg_len);
+	if (b->skb && !roce_batch_fits(b, b->seg_len))
+		roce_batch_xmit(qp, b);
+	if (!b->skb) {
+		local_bh_enable();
+		local_bh_disable();
+	}
 }
 
 /*
@@ -649,16 +672,12 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 		     const struct roce_pkt *pkt)
 {
 	struct net_device *ndev = qp->sdev->netdev;
-	struct roce_pkt p = *pkt;
+	size_t len = roce_wire_len(pkt);
 	struct sk_buff *skb;
 	struct page *page;
 	void *payload;
-	size_t len, hlen;
 	u8 *data;
 
-	p.pad = roce_pad_len(pkt->payload_len);
-	p.pkey = ROCE_DEFAULT_PKEY;
-	len = roce_pkt_len(p.opcode, p.payload_len);
 	if (!len)
 		return NULL;
 	if (b->skb && !roce_batch_fits(b, len))
@@ -669,8 +688,10 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 			return NULL;
 		b->skb = skb;
 		b->seg_len = len;
-		b->max_segs = min_t(u32, MAX_SKB_FRAGS + 1,
-				    READ_ONCE(ndev->gso_max_segs));
+		/* tx-udp-segmentation off: every packet on its own */
+		b->max_segs = READ_ONCE(ndev->features) & NETIF_F_GSO_UDP_L4 ?
+			      min_t(u32, MAX_SKB_FRAGS + 1,
+				    READ_ONCE(ndev->gso_max_segs)) : 1;
 		/* IPv4 total length and IPv6 payload length are 16 bits */
 		b->max_len = min_t(u32, READ_ONCE(ndev->gso_max_size),
 				   0xffff) - ROCE_IPV4_HDR_LEN -
@@ -683,15 +704,14 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 	if (!data)
 		return NULL;
 	page = virt_to_head_page(data);
-	hlen = roce_build_hdrs(data, &p);
-	memset(data + hlen + p.payload_len, 0, len - hlen - p.payload_len);
+	payload = roce_build_pkt(data, pkt, len);
 	skb_add_rx_frag(b->skb, skb_shinfo(b->skb)->nr_frags, page,
 			data - (u8 *)page_address(page), len,
 			SKB_DATA_ALIGN(len));
 	/* only the last segment may be shorter */
 	if (len < b->seg_len)
 		b->closed = true;
-	return data + hlen;
+	return payload;
 }
 
 /* Take back the packet roce_batch_add() added last (its payload failed). */

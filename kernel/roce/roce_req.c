@@ -524,12 +524,7 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 					      softrnic_mem_wc_status(err, false));
 			break;
 		}
-		if (roce_batch_full(&b))
-			roce_batch_xmit(qp, &b);
-		if (!b.skb) {
-			local_bh_enable();
-			local_bh_disable();
-		}
+		roce_batch_next(qp, &b);
 		spin_lock_irqsave(&req->lock, flags);
 	}
 	if (b.skb) {

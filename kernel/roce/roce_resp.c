@@ -866,27 +866,32 @@ static struct roce_res *roce_res_next(struct roce_resp *resp)
  * @budget packets.  One sender at a time (resp.tx_busy), so responses
  * leave in PSN order; a caller that finds another sender at work leaves
  * it to that one, which looks at the queue again before it stops.
- * Returns true if responses are left (the caller queues the work item).
+ * Responses leave in batches (struct roce_batch), each sent before
+ * tx_busy is given up.  Returns true if responses are left (the caller
+ * queues the work item).
  */
 static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 {
 	struct softrnic_qp *qp = rqp->qp;
 	struct roce_resp *resp = &rqp->resp;
 	u32 mtu = roce_mtu(qp), rkey, msn;
+	struct roce_batch b = { };
 	struct roce_pkt pkt;
 	struct softrnic_mr *mr;
 	struct roce_res *res;
 	unsigned long flags;
-	struct sk_buff *skb;
 	bool first, last, more;
 	void *payload;
 	u64 va, iova;
 	u8 syn;
 	int err;
 
+	/* BH off: a batch's packets leave from one CPU, in PSN order */
+	local_bh_disable();
 	spin_lock_irqsave(&resp->lock, flags);
 	if (resp->tx_busy) {
 		spin_unlock_irqrestore(&resp->lock, flags);
+		local_bh_enable();
 		return false;
 	}
 	resp->tx_busy = true;
@@ -898,6 +903,13 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			break;
 		}
 		res = roce_res_next(resp);
+		if (!res && b.skb) {
+			/* out before tx_busy goes; then look again */
+			spin_unlock_irqrestore(&resp->lock, flags);
+			roce_batch_xmit(qp, &b);
+			spin_lock_irqsave(&resp->lock, flags);
+			continue;
+		}
 		if (!res) {
 			bool ack = resp->ack_deferred;
 
@@ -909,6 +921,7 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			spin_unlock_irqrestore(&resp->lock, flags);
 			if (ack)
 				roce_send_ack(rqp, syn, pkt.psn, msn);
+			local_bh_enable();
 			return false;
 		}
 		if (!budget--) {
@@ -924,9 +937,8 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			res->pending = false;
 			resp->npending--;
 			spin_unlock_irqrestore(&resp->lock, flags);
-			skb = roce_alloc_skb(qp, &pkt, &payload);
-			if (skb)
-				roce_xmit(qp, skb);
+			/* no memory: lost, the requester asks again */
+			roce_batch_add(qp, &b, &pkt);
 			spin_lock_irqsave(&resp->lock, flags);
 			continue;
 		}
@@ -949,9 +961,9 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 		spin_unlock_irqrestore(&resp->lock, flags);
 
 		roce_count(qp->sdev, ROCE_CNT_READ_RESPONSES, 1);
-		skb = roce_alloc_skb(qp, &pkt, &payload);
+		payload = roce_batch_add(qp, &b, &pkt);
 		err = 0;
-		if (skb && pkt.payload_len) {
+		if (payload && pkt.payload_len) {
 			/* The memory may have gone since the request. */
 			iova = va;
 			mr = softrnic_rkey_get(&qp->ibqp, rkey,
@@ -967,7 +979,9 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 		if (err) {
 			struct roce_resp_out out = {};
 
-			kfree_skb(skb);
+			/* the responses before this one still go out */
+			roce_batch_trim(&b);
+			roce_batch_xmit(qp, &b);
 			spin_lock_irqsave(&resp->lock, flags);
 			if (resp->active)
 				roce_resp_nak(rqp, &out, roce_key_nak(err), 0);
@@ -975,16 +989,23 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			spin_unlock_irqrestore(&resp->lock, flags);
 			if (out.ack)
 				roce_send_ack(rqp, out.syn, pkt.psn, out.msn);
+			local_bh_enable();
 			if (out.error)
 				softrnic_qp_error(qp, false);
 			return false;
 		}
-		if (skb)		/* else lost: the requester asks again */
-			roce_xmit(qp, skb);
+		/* no payload pointer: lost, the requester asks again */
+		roce_batch_next(qp, &b);
+		spin_lock_irqsave(&resp->lock, flags);
+	}
+	if (b.skb) {
+		spin_unlock_irqrestore(&resp->lock, flags);
+		roce_batch_xmit(qp, &b);
 		spin_lock_irqsave(&resp->lock, flags);
 	}
 	resp->tx_busy = false;
 	spin_unlock_irqrestore(&resp->lock, flags);
+	local_bh_enable();
 	return more;
 }
 

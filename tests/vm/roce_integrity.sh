@@ -6,7 +6,8 @@
 #   softrnic <-> softrnic (roce0 on sr0, roce1 on sr1 in netns peer): IPv4
 #   and IPv6 on a clean link, then with netem on both veth ends: loss 1%,
 #   delay 1ms reorder 25% 50%, duplicate 1%, corrupt 0.1%: data must stay
-#   exact (RC retransmits; the ICRC catches the corruption).  Then a black
+#   exact (RC retransmits; the ICRC catches the corruption, with batches
+#   turned off; with batches the UDP checksum may catch it first).  Then a black
 #   hole for UDP 4791 only: the requester's retries run out and it must
 #   report IBV_WC_RETRY_EXC_ERR, the documented outcome (--expect-errors).
 #   softrnic <-> rdma_rxe (rxe0 on sr0 in init_net, the only namespace
@@ -121,11 +122,26 @@ counter() {
 	rdma statistic show link "$1/1" 2>/dev/null |
 		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
 }
+# udp_segmentation on|off: batches (UDP GSO skbs) or single packets
+udp_segmentation() {
+	ethtool -K sr0 tx-udp-segmentation "$1" &&
+		in_peer ethtool -K sr1 tx-udp-segmentation "$1" ||
+		die "tx-udp-segmentation $1"
+}
+# udp_csum_errors: UDP checksum errors in both namespaces (/proc/net/snmp)
+udp_csum_errors() {
+	{ cat /proc/net/snmp; in_peer cat /proc/net/snmp; } |
+		awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { n += $8 } END { print n + 0 }'
+}
+# netem corrupts one byte of an skb's linear part: in a batch that is the
+# first packet or the headers, which the batch's UDP checksum covers, so
+# corruption meant for the ICRC runs with single packets (UDP checksum 0).
+udp_segmentation off
 icrc0=$(counter roce0 rx_drop_bad_icrc)
 icrc1=$(counter roce1 rx_drop_bad_icrc)
 netem_on corrupt 0.1%
 integrity corrupt peer roce1 roce0 -n 600 -m 256K -s "$(seed 0x1006)"
-netem_off
+udp_segmentation on
 # the corruption reached the transport and the ICRC threw it away
 if [ -n "$icrc0" ] && [ -n "$icrc1" ]; then
 	caught=$(($(counter roce0 rx_drop_bad_icrc) + $(counter roce1 rx_drop_bad_icrc) - icrc0 - icrc1))
@@ -134,6 +150,12 @@ if [ -n "$icrc0" ] && [ -n "$icrc1" ]; then
 else
 	log "SKIP (part): no rx_drop_bad_icrc counter; not checking that the ICRC caught the corruption"
 fi
+# The same with batches: data exact whichever check drops a packet.
+icrc0=$(counter roce0 rx_drop_bad_icrc) icrc1=$(counter roce1 rx_drop_bad_icrc)
+csum0=$(udp_csum_errors)
+integrity corrupt-batches peer roce1 roce0 -n 600 -m 256K -s "$(seed 0x1008)"
+netem_off
+log "corrupt-batches: dropped by the ICRC check $(($(counter roce0 rx_drop_bad_icrc) + $(counter roce1 rx_drop_bad_icrc) - icrc0 - icrc1)), by the UDP checksum $(($(udp_csum_errors) - csum0))"
 for dev in roce0 roce1; do
 	log "$dev: $(rdma statistic show link $dev/1 2>/dev/null | grep -o 'retransmits [0-9]*\|retransmit_timeouts [0-9]*\|duplicate_requests [0-9]*\|seq_naks_sent [0-9]*' | tr '\n' ' ')"
 done

@@ -13,8 +13,8 @@
 have_softrnic || skip "softrnic.ko not built"
 roce_pair_up
 # The veth counts a UDP GSO skb once, however many packets it holds: with
-# UDP segmentation off the stack cuts each batch before the veth, as for
-# a NIC without it, and every packet is counted as it crosses.
+# UDP segmentation off softrnic sends no batches, and every packet is
+# counted as it crosses.
 ethtool -K sr0 tx-udp-segmentation off || die "sr0: tx-udp-segmentation off"
 in_peer ethtool -K sr1 tx-udp-segmentation off || die "sr1: tx-udp-segmentation off"
 
