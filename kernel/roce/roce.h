@@ -139,7 +139,6 @@ struct roce_batch {
 	u32 seg_len;			/* length of its first packet */
 	u32 max_len;			/* UDP payload it may grow to */
 	u32 max_segs;
-	bool closed;			/* a shorter packet ended it */
 };
 
 void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,

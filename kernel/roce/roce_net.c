@@ -635,12 +635,19 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 /* ------------------------------------------------------------------ */
 /* Transmit batches */
 
-/* Room in @b for a packet of @len bytes?  @b holds at least one. */
+/*
+ * Room in @b for a packet of @len bytes?  @b holds at least one.  Only
+ * the last segment may be shorter than the first, so a shorter packet
+ * ends the batch.
+ */
 static bool roce_batch_fits(const struct roce_batch *b, u32 len)
 {
-	return !b->closed && len <= b->seg_len &&
-	       1 + skb_shinfo(b->skb)->nr_frags < b->max_segs &&
-	       b->skb->len + len <= b->max_len;
+	const struct skb_shared_info *si = skb_shinfo(b->skb);
+
+	return len <= b->seg_len && 1 + si->nr_frags < b->max_segs &&
+	       b->skb->len + len <= b->max_len &&
+	       (!si->nr_frags ||
+		skb_frag_size(&si->frags[si->nr_frags - 1]) == b->seg_len);
 }
 
 /*
@@ -696,7 +703,6 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 		b->max_len = min_t(u32, READ_ONCE(ndev->gso_max_size),
 				   0xffff) - ROCE_IPV4_HDR_LEN -
 			     ROCE_UDP_HDR_LEN;
-		b->closed = false;
 		return payload;
 	}
 
@@ -708,9 +714,6 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 	skb_add_rx_frag(b->skb, skb_shinfo(b->skb)->nr_frags, page,
 			data - (u8 *)page_address(page), len,
 			SKB_DATA_ALIGN(len));
-	/* only the last segment may be shorter */
-	if (len < b->seg_len)
-		b->closed = true;
 	return payload;
 }
 
@@ -721,7 +724,6 @@ void roce_batch_trim(struct roce_batch *b)
 	skb_frag_t *f;
 	u32 len;
 
-	b->closed = false;
 	if (!si->nr_frags) {
 		kfree_skb(b->skb);
 		b->skb = NULL;
