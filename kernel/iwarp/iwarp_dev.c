@@ -7,6 +7,7 @@
 
 #include "softrnic.h"
 #include "limits.h"
+#include "iwarp.h"
 
 static int softrnic_iwarp_port_immutable(struct ib_device *ibdev, u32 port,
 					 struct ib_port_immutable *immutable)
@@ -39,6 +40,14 @@ static void softrnic_iwarp_fill_device_attr(struct softrnic_dev *sdev,
 static const struct ib_device_ops softrnic_iwarp_ops = {
 	.get_port_immutable = softrnic_iwarp_port_immutable,
 	.query_gid = softrnic_iwarp_query_gid,
+	.iw_add_ref = softrnic_iw_add_ref,
+	.iw_rem_ref = softrnic_iw_rem_ref,
+	.iw_get_qp = softrnic_iw_get_qp,
+	.iw_connect = softrnic_iw_connect,
+	.iw_accept = softrnic_iw_accept,
+	.iw_reject = softrnic_iw_reject,
+	.iw_create_listen = softrnic_iw_create_listen,
+	.iw_destroy_listen = softrnic_iw_destroy_listen,
 };
 
 const struct softrnic_wire softrnic_iwarp_wire = {
