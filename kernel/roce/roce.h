@@ -70,6 +70,7 @@ enum roce_counter {
 	ROCE_CNT_TX_BATCHES,		/* UDP GSO skbs sent (roce_batch_xmit()) */
 	ROCE_CNT_TX_LOOPED,		/* to a device of this host (roce_loop.c) */
 	ROCE_CNT_DROP_LOOP_FULL,	/* that CPU's loopback queue was full */
+	ROCE_CNT_DROP_OUTPUT,		/* netfilter, qdisc or device dropped it */
 	ROCE_CNT_NR,
 };
 

@@ -631,6 +631,7 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 	struct rtable *rt;
 	struct iphdr *iph;
 	__be32 saddr;
+	int err;
 
 	rt = dst_cache_get_ip4(&rqp->dst_cache, &saddr);
 	if (!rt) {
@@ -668,9 +669,9 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 	skb->protocol = htons(ETH_P_IP);
 	if ((rt->rt_flags & RTCF_LOCAL) && roce_loop_xmit(rqp->qp, net, skb))
 		return 0;
-	/* Consumed whatever it returns: dropped further down is a loss. */
-	ip_local_out(net, NULL, skb);
-	return 0;
+	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
+	err = ip_local_out(net, NULL, skb);
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
 }
 
 static int roce_xmit6(struct net *net, struct roce_qp *rqp,
@@ -685,6 +686,7 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	struct in6_addr saddr;
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6h;
+	int err;
 
 	dst = dst_cache_get_ip6(&rqp->dst_cache, &saddr);
 	if (!dst) {
@@ -720,18 +722,19 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	if ((dst->dev->flags & IFF_LOOPBACK) &&
 	    roce_loop_xmit(rqp->qp, net, skb))
 		return 0;
-	/* Consumed whatever it returns: dropped further down is a loss. */
-	ip6_local_out(net, NULL, skb);
-	return 0;
+	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
+	err = ip6_local_out(net, NULL, skb);
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
 }
 
 /*
  * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in),
  * or a batch (roce_batch_xmit()).  Any context but hard IRQ; consumes
- * @skb.  A packet that cannot be routed is dropped (the requester's
- * timer recovers, as from a loss).  roce_xmit4/6 consume the skb, so
- * that nothing here touches it after ip_local_out(): that may free it
- * and still return an error (a netfilter drop, a failed re-route).
+ * @skb.  A packet that cannot be routed, or that netfilter, a qdisc or
+ * the device drops, is lost and counted (the requester's timer recovers
+ * it).  roce_xmit4/6 consume the skb on every path, so that nothing here
+ * touches it after ip_local_out(): that may free it and still return an
+ * error (a netfilter drop after a failed re-route, NF_DROP_ERR).
  */
 int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 {
@@ -764,10 +767,11 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 	local_bh_enable();
 
 	if (err) {
-		roce_count(qp->sdev, ROCE_CNT_DROP_NO_ROUTE, 1);
+		roce_count(qp->sdev, err == -EHOSTUNREACH ? ROCE_CNT_DROP_NO_ROUTE :
+			   ROCE_CNT_DROP_OUTPUT, segs);
 		return err;
 	}
-	/* Dropped further down (qdisc, neighbour): a loss like any other. */
+	/* Dropped further down (neighbour, the wire): a loss like any other. */
 	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, segs);
 	roce_count(qp->sdev, ROCE_CNT_TX_BYTES, len);
 	return 0;
