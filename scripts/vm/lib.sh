@@ -208,7 +208,26 @@ vm_cmdline() {
 	hz=$(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$kver" 2>/dev/null)
 	[ -n "$mhz" ] && [ -n "$hz" ] && [ "$mhz" -gt 0 ] && lpj=" lpj=$((mhz * 1000000 / hz))"
 	printf '%s' "console=ttyS0 panic=-1 oops=panic tsc=reliable log_buf_len=16M$lpj" \
-		" softrnic_vm.root=$VM_ROOT ${SOFTRNIC_VM_APPEND:-}"
+		" softrnic_vm.root=$VM_ROOT" "${VM_CWD_SHARE:+ softrnic_vm.cwd=$VM_CWD_SHARE}" \
+		" ${SOFTRNIC_VM_APPEND:-}"
+}
+
+# The repo and the caller's working directory go to the guest as 9p
+# shares of their own as well as inside the host root: the guest mounts
+# fresh tmpfs on /tmp and /run (and /var without the overlay), which hide
+# a tree or a program there.  The initramfs mounts a share at its path
+# only where the root share leaves that path invisible.  Sets
+# VM_CWD_SHARE (empty when $PWD is inside the repo) and VM_SHARE_ARGS.
+vm_share_args() {
+	VM_CWD_SHARE=$PWD
+	case $VM_CWD_SHARE/ in
+	"$VM_ROOT"/*) VM_CWD_SHARE='' ;;
+	esac
+	# The kernel command line splits on blanks: such a cwd stays unshared.
+	case $VM_CWD_SHARE in *[[:space:]]*) VM_CWD_SHARE='' ;; esac
+	VM_SHARE_ARGS=(-virtfs "local,path=$VM_ROOT,mount_tag=hostrepo,security_model=none,readonly=on,multidevs=remap")
+	[ -z "$VM_CWD_SHARE" ] ||
+		VM_SHARE_ARGS+=(-virtfs "local,path=$VM_CWD_SHARE,mount_tag=hostcwd,security_model=none,readonly=on,multidevs=remap")
 }
 
 # Stage this tree's softrnic.ko for kernel $1 with the module indexes
@@ -365,6 +384,7 @@ vm_boot_once() {
 		_io_args+=(-device "virtconsole,chardev=$_name,name=softrnic.$_name")
 	done
 
+	vm_share_args
 	"$VM_QEMU" -name softrnic-vm -machine pc "${_accel_args[@]}" \
 		-smp 2 -m "${VM_MEM:-2048}" \
 		-nodefaults -no-user-config -display none -no-reboot \
@@ -372,7 +392,7 @@ vm_boot_once() {
 		-chardev "file,id=con,path=$VM_CONSOLE$_con_opt" -serial chardev:con \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$VM_CTL,mount_tag=vmctl,security_model=none" \
-		"${_io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
+		"${VM_SHARE_ARGS[@]}" "${_io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
 	_qemu_pid=$!
 	VM_QEMU_PID=$_qemu_pid
 	for _i in "${_tails[@]}"; do
