@@ -20,8 +20,9 @@
  * layer.  No socket is bound to the port, so Linux 6.1's rdma_rxe, which
  * binds it in init_net when it is loaded and shares it with nobody, works
  * next to softrnic in either load order, each receiving for its own
- * netdevs.  Looped-back packets go through the same code as any other
- * (ICRC, PSNs, ACKs, counters): the loopback device only carries them.
+ * netdevs.  A packet for a device of this host mostly never gets here:
+ * roce_loop.c hands it over on the transmit side; what the loopback
+ * device does bring back goes through the same code as any other.
  *
  * Transmit does not use a socket either: it routes in the netdev's
  * namespace, builds the UDP and IP headers itself and hands the packet to
