@@ -66,7 +66,9 @@ int qp::post_send(ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 
 int qp::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
-	if (!rq_) { /* on an SRQ: post to the SRQ */
+	/* on an SRQ: post to the SRQ; RESET: not allowed (IBTA C10-97.2.1),
+	 * and the next modify would discard what was posted */
+	if (!rq_ || qp_ptr()->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
