@@ -4,24 +4,26 @@
  * IP/UDP encapsulation.
  *
  * Namespaces.  A softrnic device lives in its netdev's namespace.  Every
- * namespace that has at least one roce device gets one IPv4 and one IPv6
- * UDP tunnel socket bound to port 4791 (struct roce_ns, net_generic),
- * created with the first device there and released with the last one,
- * or when the namespace is dismantled, whichever comes first.  Devices
- * find their namespace state through rdev->rns, under roce_net_mutex
- * (control path only); the receive path finds the device through the
- * socket's sk_user_data and an RCU list, with no lock.
+ * namespace that has at least one roce device gets a netfilter LOCAL_IN
+ * hook for IPv4 and IPv6 (struct roce_ns, net_generic), registered with
+ * the first device there and removed with the last one, or when the
+ * namespace is dismantled, whichever comes first.  Devices find their
+ * namespace state through rdev->rns, under roce_net_mutex (control path
+ * only); the receive path finds the device through an RCU list, with no
+ * lock.
  *
- * rdma_rxe.  Linux 6.1's rdma_rxe binds port 4791 in init_net when it is
- * loaded, without SO_REUSEADDR/SO_REUSEPORT, so two listeners cannot
- * share the port in one namespace.  If the port is taken, a softrnic
- * device is still created, but logs that it cannot receive there: use
- * softrnic and rdma_rxe in different namespaces (tests/vm/roce_pingpong.sh
- * puts rxe in init_net and softrnic in a peer namespace), or unload
- * rdma_rxe.  Conversely, `modprobe rdma_rxe` fails with EADDRINUSE while
- * a softrnic roce device exists in init_net.
+ * Receive.  The hook takes UDP packets to port 4791 that are for one of
+ * our devices: the one on the netdev a packet arrived on, or, for one
+ * this host sent to itself (both ends on one device, or on two devices
+ * of one namespace: the loopback device delivers it), the one on the
+ * netdev that has the destination address.  The rest goes on to the UDP
+ * layer.  No socket is bound to the port, so Linux 6.1's rdma_rxe, which
+ * binds it in init_net when it is loaded and shares it with nobody, works
+ * next to softrnic in either load order, each receiving for its own
+ * netdevs.  Looped-back packets go through the same code as any other
+ * (ICRC, PSNs, ACKs, counters): the loopback device only carries them.
  *
- * Transmit does not use the sockets at all: it routes in the netdev's
+ * Transmit does not use a socket either: it routes in the netdev's
  * namespace, builds the UDP and IP headers itself and hands the packet to
  * ip_local_out()/ip6_local_out().  It cannot use udp_tunnel_xmit_skb():
  * the ICRC covers the IPv4 Identification field, which that helper picks
@@ -34,9 +36,13 @@
  * reader that saw NETREG_REGISTERED can use dev_net() until it unlocks.
  */
 #include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/module.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
@@ -46,16 +52,14 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/route.h>
-#include <net/udp_tunnel.h>
 
 #include "roce.h"
 
 struct roce_ns {
 	struct list_head devs;		/* struct roce_dev.ns_node, RCU */
 	unsigned int ndevs;
-	struct socket *sock4;
-	struct socket *sock6;
-	bool port_warned;
+	struct net *net;		/* whose net_generic this is */
+	bool hooked;			/* roce_nf_ops registered in net */
 };
 
 static unsigned int roce_net_id;
@@ -248,19 +252,125 @@ drop:
 	kfree_skb(skb);
 }
 
-/* encap_rcv of our UDP sockets: softirq, under rcu_read_lock. */
-static int roce_encap_rcv(struct sock *sk, struct sk_buff *skb)
+/*
+ * A RoCEv2 packet the stack delivers locally: @skb->data is at its IP
+ * header, the UDP header at @thoff from there.  Pull it, check the UDP
+ * length (the one thing the UDP layer would have checked for us), and
+ * hand it on with @skb->data at the UDP header.  The UDP checksum is not
+ * checked: the ICRC covers everything it covers, and more.
+ */
+static void roce_rcv_udp(struct roce_dev *rdev, struct sk_buff *skb,
+			 u32 thoff)
 {
-	struct roce_ns *rns = rcu_dereference_sk_user_data(sk);
+	const struct udphdr *uh;
+	u32 ulen;
+
+	if (!pskb_may_pull(skb, thoff + sizeof(*uh)))
+		goto truncated;
+	__skb_pull(skb, thoff);
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) || ulen > skb->len ||
+	    pskb_trim_rcsum(skb, ulen))
+		goto truncated;
+	roce_rcv(rdev, skb);
+	return;
+truncated:
+	roce_count(rdev->sdev, ROCE_CNT_DROP_TRUNCATED, 1);
+	kfree_skb(skb);
+}
+
+/*
+ * A UDP GSO skb (a peer's transmit batch behind a veth or the loopback
+ * device): cut back into its packets, as the UDP layer would.
+ */
+static void roce_rcv_gso(struct roce_dev *rdev, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = __skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM, false);
+	if (IS_ERR_OR_NULL(segs)) {
+		roce_count(rdev->sdev, ROCE_CNT_DROP_TRUNCATED,
+			   skb_shinfo(skb)->gso_segs ?: 1);
+		kfree_skb(skb);
+		return;
+	}
+	consume_skb(skb);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		roce_rcv_udp(rdev, seg, skb_transport_offset(seg));
+	}
+}
+
+/*
+ * The roce device a packet is for: the one on the netdev it arrived on
+ * (or that netdev's real device, for a VLAN), or, for a packet looped
+ * back by this host (both ends on one host: the loopback device delivers
+ * it), the one whose netdev has its destination address.  RCU held.
+ */
+static struct roce_dev *roce_rcv_dev(struct net *net, struct roce_ns *rns,
+				     const struct sk_buff *skb,
+				     const struct net_device *in)
+{
+	struct net_device *ndev;
 	struct roce_dev *rdev;
 
-	rdev = rns ? roce_ns_find(rns, skb->dev) : NULL;
-	if (!rdev) {
-		kfree_skb(skb);
-		return 0;
+	rdev = roce_ns_find(rns, in);
+	if (rdev || !(in->flags & IFF_LOOPBACK))
+		return rdev;
+	if (skb->protocol == htons(ETH_P_IP))
+		ndev = __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	else
+		ndev = ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+	return ndev ? roce_ns_find(rns, ndev) : NULL;
+}
+
+/*
+ * LOCAL_IN hook of every namespace with a roce device: RoCEv2 packets
+ * for our devices are taken here, before the UDP layer, everything else
+ * goes on.  So no socket is bound to port 4791: rdma_rxe (which binds
+ * it in init_net when loaded) or any other user of the port keeps
+ * getting the packets for its own devices, whichever came first.
+ * RCU held.
+ */
+static unsigned int roce_nf_in(void *priv, struct sk_buff *skb,
+			       const struct nf_hook_state *state)
+{
+	struct roce_ns *rns = net_generic(state->net, roce_net_id);
+	struct udphdr _uh;
+	const struct udphdr *uh;
+	struct roce_dev *rdev;
+	u32 thoff;
+
+	if (state->pf == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->protocol != IPPROTO_UDP || ip_is_fragment(iph))
+			return NF_ACCEPT;
+		thoff = ip_hdrlen(skb);
+	} else {
+		/* RoCEv2 has no extension headers. */
+		if (ipv6_hdr(skb)->nexthdr != IPPROTO_UDP)
+			return NF_ACCEPT;
+		thoff = sizeof(struct ipv6hdr);
 	}
-	roce_rcv(rdev, skb);
-	return 0;
+	uh = skb_header_pointer(skb, skb_network_offset(skb) + thoff,
+				sizeof(_uh), &_uh);
+	if (!uh || uh->dest != htons(ROCE_UDP_DPORT) || !state->in)
+		return NF_ACCEPT;
+	rdev = roce_rcv_dev(state->net, rns, skb, state->in);
+	if (!rdev)
+		return NF_ACCEPT;
+
+	/* Ours from here on. */
+	nf_reset_ct(skb);
+	skb_set_transport_header(skb, skb_network_offset(skb) + thoff);
+	if (skb_is_gso(skb))
+		roce_rcv_gso(rdev, skb);
+	else
+		roce_rcv_udp(rdev, skb, skb_network_offset(skb) + thoff);
+	return NF_STOLEN;
 }
 
 /* ------------------------------------------------------------------ */
@@ -764,77 +874,48 @@ void roce_batch_xmit(struct softrnic_qp *qp, struct roce_batch *b)
 /* ------------------------------------------------------------------ */
 /* Sockets, devices and namespaces */
 
-static struct socket *roce_sock_create(struct net *net, struct roce_ns *rns,
-				       bool ipv6)
+/*
+ * After the filter, security and NAT hooks, so a firewall's INPUT rules
+ * apply to RoCE as to any traffic.
+ */
+static const struct nf_hook_ops roce_nf_ops[] = {
+	{
+		.hook = roce_nf_in,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_LOCAL_IN,
+		.priority = NF_IP_PRI_LAST,
+	},
+	{
+		.hook = roce_nf_in,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_LOCAL_IN,
+		.priority = NF_IP6_PRI_LAST,
+	},
+};
+
+/* Hooks of a namespace whose first device comes; roce_net_mutex held. */
+static int roce_ns_hooks(struct net *net, struct roce_ns *rns)
 {
-	struct udp_tunnel_sock_cfg tnl = {
-		.sk_user_data = rns,
-		.encap_type = 1,
-		.encap_rcv = roce_encap_rcv,
-	};
-	struct udp_port_cfg cfg = {
-		.local_udp_port = htons(ROCE_UDP_DPORT),
-	};
-	struct socket *sock;
 	int err;
 
-	if (ipv6) {
-		cfg.family = AF_INET6;
-		cfg.ipv6_v6only = 1;
-		/* RoCE senders (rxe, us) leave the UDP checksum 0 */
-		cfg.use_udp6_rx_checksums = 0;
-	} else {
-		cfg.family = AF_INET;
-		cfg.local_ip.s_addr = htonl(INADDR_ANY);
-	}
-	err = udp_sock_create(net, &cfg, &sock);
-	if (err)
-		return ERR_PTR(err);
-	setup_udp_tunnel_sock(net, sock, &tnl);
-	return sock;
+	lockdep_assert_held(&roce_net_mutex);
+	if (rns->hooked)
+		return 0;
+	err = nf_register_net_hooks(net, roce_nf_ops,
+				    ipv6_mod_enabled() ? 2 : 1);
+	if (!err)
+		rns->hooked = true;
+	return err;
 }
 
-/* (Re)create whichever socket is missing; roce_net_mutex held. */
-static int roce_ns_sockets(struct net *net, struct roce_ns *rns,
-			   const struct net_device *ndev)
-{
-	struct socket *sock;
-	bool busy = false;
-
-	lockdep_assert_held(&roce_net_mutex);
-	if (!rns->sock4) {
-		sock = roce_sock_create(net, rns, false);
-		if (IS_ERR(sock) && PTR_ERR(sock) != -EADDRINUSE)
-			return PTR_ERR(sock);
-		busy |= IS_ERR(sock);
-		rns->sock4 = IS_ERR(sock) ? NULL : sock;
-	}
-	if (!rns->sock6 && ipv6_mod_enabled()) {
-		sock = roce_sock_create(net, rns, true);
-		if (IS_ERR(sock) && PTR_ERR(sock) != -EADDRINUSE &&
-		    PTR_ERR(sock) != -EAFNOSUPPORT)
-			return PTR_ERR(sock);
-		busy |= IS_ERR(sock) && PTR_ERR(sock) == -EADDRINUSE;
-		rns->sock6 = IS_ERR(sock) ? NULL : sock;
-	}
-	if (busy && !rns->port_warned) {
-		rns->port_warned = true;
-		pr_notice(DRV_NAME ": %s: UDP port %u is taken in this network namespace (rdma_rxe?): roce devices here can send but not receive\n",
-			  netdev_name(ndev), ROCE_UDP_DPORT);
-	}
-	return 0;
-}
-
-static void roce_ns_release_sockets(struct roce_ns *rns)
+static void roce_ns_unhook(struct net *net, struct roce_ns *rns)
 {
 	lockdep_assert_held(&roce_net_mutex);
-	if (rns->sock4)
-		udp_tunnel_sock_release(rns->sock4);
-	if (rns->sock6)
-		udp_tunnel_sock_release(rns->sock6);
-	rns->sock4 = NULL;
-	rns->sock6 = NULL;
-	rns->port_warned = false;
+	if (!rns->hooked)
+		return;
+	nf_unregister_net_hooks(net, roce_nf_ops,
+				ipv6_mod_enabled() ? 2 : 1);
+	rns->hooked = false;
 }
 
 int roce_dev_init(struct softrnic_dev *sdev)
@@ -862,10 +943,8 @@ int roce_dev_init(struct softrnic_dev *sdev)
 	}
 	mutex_lock(&roce_net_mutex);
 	rns = net_generic(net, roce_net_id);
-	err = roce_ns_sockets(net, rns, sdev->netdev);
+	err = roce_ns_hooks(net, rns);
 	if (err) {
-		if (!rns->ndevs)
-			roce_ns_release_sockets(rns);
 		mutex_unlock(&roce_net_mutex);
 		put_net(net);
 		free_percpu(rdev->stats);
@@ -892,7 +971,7 @@ void roce_dev_fini(struct softrnic_dev *sdev)
 		list_del_rcu(&rdev->ns_node);
 		rdev->rns = NULL;
 		if (!--rns->ndevs)
-			roce_ns_release_sockets(rns);
+			roce_ns_unhook(rns->net, rns);
 	}
 	mutex_unlock(&roce_net_mutex);
 	/* Receivers that found the device are done with it. */
@@ -907,6 +986,7 @@ static __net_init int roce_ns_init(struct net *net)
 	struct roce_ns *rns = net_generic(net, roce_net_id);
 
 	INIT_LIST_HEAD(&rns->devs);
+	rns->net = net;
 	return 0;
 }
 
@@ -926,7 +1006,7 @@ static __net_exit void roce_ns_exit(struct net *net)
 		rdev->rns = NULL;
 	}
 	rns->ndevs = 0;
-	roce_ns_release_sockets(rns);
+	roce_ns_unhook(net, rns);
 	mutex_unlock(&roce_net_mutex);
 }
 

@@ -34,8 +34,8 @@ wait_gid() {
 # roce_pair_up: the two-namespace setup every RoCE suite starts from:
 # veth sr0 (init_net, 10.0.0.1, fd00::1) <-> sr1 (netns peer, 10.0.0.2,
 # fd00::2), softrnic loaded, roce0 on sr0 and roce1 on sr1, and their
-# IPv4 GID indexes in g0 and g1.  rdma_rxe is unloaded first: on Linux
-# 6.1 it holds UDP 4791 in init_net while loaded.
+# IPv4 GID indexes in g0 and g1.  rdma_rxe is unloaded first, so that
+# the suites start from the same state whatever ran before them.
 roce_pair_up() {
 	net_setup
 	modprobe -r rdma_rxe 2>/dev/null

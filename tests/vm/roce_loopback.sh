@@ -1,0 +1,158 @@
+#!/bin/bash
+# One host: both ends of every connection on one roce device, then on two
+# roce devices of one network namespace (a veth pair with both ends in
+# init_net).  ibv_rc_pingpong, perftest and softrnic-integrity over GID 0
+# (fe80::), the IPv4-mapped GID and the global IPv6 GID.  The packets must
+# be counted and checked like any others (rx_packets = tx_packets, no ICRC
+# drops).  Last, deleting one device while its peer on the other device
+# is busy: the survivor gets an error completion, as from a remote peer
+# that went away.
+# timeout: 1200
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roce/lib.sh"
+
+have_softrnic || skip "softrnic.ko not built"
+command -v ib_write_bw >/dev/null || skip "perftest not installed"
+integ=$SOFTRNIC_ROOT/build/userspace/softrnic-integrity
+[ -x "$integ" ] || die "$integ not built (make userspace)"
+
+# Both veth ends in init_net: sr0 10.0.0.1 fd00::1, sr1 10.0.0.2 fd00::2.
+local_setup() {
+	"$IP" link del sr0 2>/dev/null
+	"$IP" link add sr0 type veth peer name sr1 || die "veth"
+	"$IP" addr add 10.0.0.1/24 dev sr0 && "$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
+		"$IP" addr add 10.0.0.2/24 dev sr1 && "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
+		"$IP" link set sr0 up && "$IP" link set sr1 up || die "addresses"
+	# IPv4 between two netdevs of one host goes over the cable (a route
+	# bound to sr0 never takes sr1's local route): each end must accept
+	# packets, ARP included, from an address of its own host, as with
+	# two ports of any RNIC cabled to each other.
+	sysctl -qw net.ipv4.conf.sr0.accept_local=1 net.ipv4.conf.sr1.accept_local=1 ||
+		die "accept_local"
+}
+
+# The link-local address behind GID 0 is usable once DAD is done.
+ll_ready() { ! "$IP" -6 addr show dev "$1" scope link | grep -q tentative; }
+
+"$IP" link set lo up
+modprobe -r rdma_rxe 2>/dev/null
+load_softrnic || die "modprobe softrnic"
+local_setup
+rdma link add roce0 type roce netdev sr0 || die "add roce0"
+rdma link add roce1 type roce netdev sr1 || die "add roce1"
+wait_gid v4_0 roce0 "$GID4_0"
+wait_gid v4_1 roce1 "$GID4_1"
+wait_gid v6_0 roce0 "$GID6_0"
+wait_gid v6_1 roce1 "$GID6_1"
+retry_until 10 ll_ready sr0
+retry_until 10 ll_ready sr1
+grep -q '^fe80:' /sys/class/infiniband/roce0/ports/1/gids/0 || die "GID 0 of roce0 is not fe80::"
+
+# counter DEV NAME: one hw counter of DEV (rdma statistic).
+counter() {
+	rdma statistic show link "$1/1" |
+		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
+}
+
+# gidx DEV KIND: the GID index of KIND (ll, v4, v6) on DEV
+gidx() {
+	case $2 in
+	ll) echo 0 ;;
+	v4) [ "$1" = roce0 ] && echo "$v4_0" || echo "$v4_1" ;;
+	v6) [ "$1" = roce0 ] && echo "$v6_0" || echo "$v6_1" ;;
+	esac
+}
+
+# local_pair SRV_DEV CLI_DEV TIMEOUT "SERVER CMD" "CLIENT CMD": both here
+local_pair() { pair_run "" "" "$3" "$4" "$5"; }
+
+fail=0
+for pairing in "roce0 roce0" "roce0 roce1"; do
+	read -r sdev cdev <<<"$pairing"
+	for kind in ll v4 v6; do
+		sg=$(gidx "$sdev" $kind) cg=$(gidx "$cdev" $kind)
+		tag="$sdev<-$cdev $kind"
+		tx0=$(counter "$sdev" tx_packets) rx0=$(counter "$sdev" rx_packets)
+		for size in 1 4096 65536 1048576; do
+			n=20
+			[ $size -ge 65536 ] && n=5
+			local_pair "$sdev" "$cdev" 120 \
+				"ibv_rc_pingpong -d $sdev -g $sg -s $size -n $n" \
+				"ibv_rc_pingpong -d $cdev -g $cg -s $size -n $n 127.0.0.1" >/tmp/pp.log 2>&1 ||
+				{ cat /tmp/pp.log; log "FAIL: pingpong $tag $size"; fail=1; }
+		done
+		log "pingpong $tag: 1 B .. 1 MiB OK"
+		if [ "$sdev" = "$cdev" ]; then
+			# one device: what it sent, it received
+			tx=$(($(counter "$sdev" tx_packets) - tx0)) rx=$(($(counter "$sdev" rx_packets) - rx0))
+			log "$sdev $kind: tx_packets +$tx rx_packets +$rx"
+			[ "$tx" -gt 0 ] && [ "$tx" = "$rx" ] || { log "FAIL: $tag: sent $tx, received $rx"; fail=1; }
+		fi
+	done
+	# perftest over the IPv4-mapped GID and GID 0
+	for kind in v4 ll; do
+		sg=$(gidx "$sdev" $kind) cg=$(gidx "$cdev" $kind)
+		for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat; do
+			args="-n 200"
+			case $t in *_bw) [ $t = ib_atomic_bw ] || args="$args -s 65536" ;; esac
+			out=$(local_pair "$sdev" "$cdev" 120 "$t -d $sdev -x $sg $args" \
+				"$t -d $cdev -x $cg $args 127.0.0.1" 2>&1)
+			if [ $? != 0 ] && ! grep -q "Can't produce a report" <<<"$out"; then
+				echo "$out"
+				log "FAIL: $t $sdev<-$cdev $kind"
+				fail=1
+				continue
+			fi
+			printf '%-14s %-14s %-3s %s\n' "$t" "$sdev<-$cdev" $kind \
+				"$(grep -E '^ *[0-9]+ +[0-9]+ ' <<<"$out" | grep -v server | head -1 | tr -s ' ')"
+		done
+	done
+	# data integrity: every opcode, 1 B .. 1 MiB, over IPv4 and IPv6
+	for v in "" -6; do
+		port=$((${port:-18700} + 1))
+		"$integ" -d "$sdev" -p $port --timeout 60 $v -n 300 -m 1M -s $port >/tmp/integ.srv 2>&1 &
+		spid=$!
+		wait_listen "" $port $spid || { cat /tmp/integ.srv; die "integrity server did not start"; }
+		if "$integ" -d "$cdev" -p $port --timeout 60 $v -n 300 -m 1M -s $port 127.0.0.1 >/tmp/integ.cli 2>&1 &&
+			wait $spid; then
+			log "integrity $sdev<-$cdev ${v:-v4}: $(tail -n 1 /tmp/integ.cli)"
+		else
+			wait $spid
+			sed 's/^/    server: /' /tmp/integ.srv
+			sed 's/^/    client: /' /tmp/integ.cli
+			log "FAIL: integrity $sdev<-$cdev ${v:-v4}"
+			fail=1
+		fi
+	done
+done
+rdma statistic show link roce0/1
+rdma statistic show link roce1/1
+for d in roce0 roce1; do
+	for c in rx_drop_bad_icrc rx_drop_unknown_qp rx_drop_bad_address; do
+		[ "$(counter $d $c)" = 0 ] || { log "FAIL: $d $c = $(counter $d $c)"; fail=1; }
+	done
+done
+
+# The peer device goes away mid-transfer (IPv6: looped back, not over the
+# cable): the survivor's QP fails like
+# one whose remote host went away (retry exceeded), it does not hang.
+tx0=$(counter roce0 tx_packets)
+ib_write_bw -d roce1 -x "$v6_1" -D 60 -s 65536 >/tmp/gone.srv 2>&1 &
+spid=$!
+wait_listen "" 18515 $spid || { cat /tmp/gone.srv; die "ib_write_bw server did not start"; }
+timeout 120 ib_write_bw -d roce0 -x "$v6_0" -D 60 -s 65536 127.0.0.1 >/tmp/gone.cli 2>&1 &
+cpid=$!
+busy() { [ $(($(counter roce0 tx_packets) - tx0)) -gt 5000 ]; }
+retry_until 30 busy
+rdma link delete roce1 || die "delete roce1 under traffic"
+wait $cpid
+crc=$?
+wait $spid
+[ $crc != 124 ] || die "the survivor hung after its peer device was deleted"
+grep -q "status 12" /tmp/gone.cli ||
+	{ sed 's/^/    client: /' /tmp/gone.cli; log "FAIL: no retry-exceeded completion after the peer device was deleted (status $crc)"; fail=1; }
+log "peer device deleted under traffic: $(grep -m1 'status 12' /tmp/gone.cli)"
+rdma link delete roce0 || die "delete roce0"
+"$IP" link del sr0
+[ $fail = 0 ] || die "see above"
+echo "roce_loopback OK"
