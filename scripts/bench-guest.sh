@@ -24,7 +24,9 @@
 #   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
-#   BENCH_PHASES ("rxe iperf3 softrnic"), BENCH_IPERF_SECS (3),
+#   BENCH_PHASES ("rxe iperf3 softrnic loopback"), BENCH_IPERF_SECS (3),
+#   BENCH_LO_RUNS, BENCH_LO_LAT_RUNS (loopback: 3 and 5), BENCH_LO_BW_SIZES,
+#   BENCH_LO_LAT_SIZES (the two-device sizes),
 #   BENCH_RUN_TIMEOUT (s beyond the expected run time, 45),
 #   BENCH_BUDGET (s; cells not started by then are recorded "skip", 2400)
 
@@ -41,19 +43,28 @@ if [ "$QUICK" = 1 ]; then
 else
 	RUNS=${BENCH_RUNS:-5}
 	LAT_RUNS=${BENCH_LAT_RUNS:-9}
-	BW_SIZES=${BENCH_BW_SIZES:-64 4096 65536 1048576}
-	LAT_SIZES=${BENCH_LAT_SIZES:-2 64 1024 4096}
+	# set but empty: no cell of the two-device table (e.g. to measure
+	# only loopback, with BENCH_LO_*_SIZES)
+	BW_SIZES=${BENCH_BW_SIZES-64 4096 65536 1048576}
+	LAT_SIZES=${BENCH_LAT_SIZES-2 64 1024 4096}
 fi
 BW_TESTS=${BENCH_BW_TESTS:-ib_write_bw ib_read_bw ib_send_bw}
 LAT_TESTS=${BENCH_LAT_TESTS:-ib_write_lat ib_send_lat}
 DUR=${BENCH_DURATION:-3}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
-PHASES=${BENCH_PHASES:-rxe iperf3 softrnic}
+PHASES=${BENCH_PHASES:-rxe iperf3 softrnic loopback}
+# Loopback: both ends on one device (see "loopback").  Fewer runs per
+# cell than the two-device table: it comes on top of it.
+LO_RUNS=${BENCH_LO_RUNS:-$([ "$QUICK" = 1 ] && echo 1 || echo 3)}
+LO_LAT_RUNS=${BENCH_LO_LAT_RUNS:-$([ "$QUICK" = 1 ] && echo 1 || echo 5)}
+LO_BW_SIZES=${BENCH_LO_BW_SIZES:-${BW_SIZES:-64 4096 65536 1048576}}
+LO_LAT_SIZES=${BENCH_LO_LAT_SIZES:-${LAT_SIZES:-2 64 1024 4096}}
 IPERF_SECS=${BENCH_IPERF_SECS:-3}
 SLACK=${BENCH_RUN_TIMEOUT:-45}
 BUDGET=${BENCH_BUDGET:-2400}
 # A run that "succeeds" while moving fewer packets over sr0 did not
-# measure the veth (e.g. the kernel routed it through lo): "noveth".
+# measure the veth (e.g. the kernel routed it through lo): "noveth".  In
+# the loopback table the packets counted are the device's own.
 MIN_PKTS=100
 
 A=10.0.0.1 # rx0 (init_net) for rxe, sr0 (netns cli) for softrnic
@@ -236,6 +247,8 @@ net_cleanup() {
 	for kv in "${SAVED_SYSCTL[@]}"; do sysctl -qw "$kv" 2>/dev/null; done
 	SAVED_SYSCTL=()
 	"$IP" link del rx0 2>/dev/null
+	"$IP" link del lx0 2>/dev/null
+	"$IP" link del ly0 2>/dev/null
 	"$IP" netns del cli 2>/dev/null
 	"$IP" netns del peer 2>/dev/null
 	return 0
@@ -291,9 +304,19 @@ net_ns_setup() {
 # ---------------------------------------------------------------- perftest
 
 # The implementation of the next run (pick): devices, GIDs and network
-# namespaces ("" = init_net) of the client (10.0.0.1) and the server, and
-# the client's veth end.
+# namespaces ("" = init_net) of the client (10.0.0.1) and the server, the
+# address the client connects to, and how its packets are counted
+# (PKTS: a command printing a running count).
 CLI_DEV='' CLI_GID='' SRV_DEV='' SRV_GID='' CLI_NS='' SRV_NS='' CLI_NETDEV=''
+SRV_ADDR=$B PKTS=pair_pkts
+# Records of the loopback table carry this prefix on the test name.
+TPFX=''
+
+# dev_pkts DEV COUNTER: one hw counter of DEV in init_net.
+dev_pkts() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) v = $(i + 1) } END { print v + 0 }'
+}
 
 ns_prefix() { [ -n "$1" ] && echo "$IP netns exec $1"; }
 
@@ -331,14 +354,14 @@ perf_run() {
 		RESULT=fail RESULT_MIN=fail
 		return
 	fi
-	pk0=$(pair_pkts)
+	pk0=$($PKTS)
 	c0=$(cpu_ticks)
 	t0=$SECONDS
 	# shellcheck disable=SC2046
-	bounded "$tmo" $(ns_prefix "$CLI_NS") "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$B" >"$cli" 2>&1
+	bounded "$tmo" $(ns_prefix "$CLI_NS") "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$SRV_ADDR" >"$cli" 2>&1
 	rc=$?
 	c1=$(cpu_ticks)
-	pk1=$(pair_pkts)
+	pk1=$($PKTS)
 	[ $rc = 0 ] || kill "$spid" 2>/dev/null
 	reap "$spid" 15
 	src=$?
@@ -360,7 +383,7 @@ perf_run() {
 	{
 		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over $CLI_NETDEV -> $val"
 		echo "  cpu (all CPUs, then each as user/system/softirq/idle, client's run): $(cpu_split "$c0" "$c1")"
-		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV -x $CLI_GID ${args[*]} $B"
+		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV -x $CLI_GID ${args[*]} $SRV_ADDR"
 		dump "$cli"
 		echo "  server: $(ns_prefix "$SRV_NS") $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
 		dump "$srv"
@@ -406,8 +429,12 @@ rxe_up() {
 }
 
 rxe_pick() {
+	if [ -n "$TPFX" ]; then
+		lo_pick rxl0 sent_pkts
+		return
+	fi
 	CLI_DEV=rxe0 SRV_DEV=rxe1 CLI_NS='' SRV_NS='' CLI_NETDEV=rx0
-	CLI_GID=${GIDS[rxe0]} SRV_GID=${GIDS[rxe1]}
+	CLI_GID=${GIDS[rxe0]} SRV_GID=${GIDS[rxe1]} SRV_ADDR=$B PKTS=pair_pkts
 }
 
 softrnic_up() {
@@ -423,14 +450,50 @@ softrnic_up() {
 }
 
 softrnic_pick() {
+	if [ -n "$TPFX" ]; then
+		lo_pick rol0 tx_packets
+		return
+	fi
 	CLI_DEV=roce0 SRV_DEV=roce1 CLI_NS=cli SRV_NS=peer CLI_NETDEV=sr0
-	CLI_GID=${GIDS[roce0]} SRV_GID=${GIDS[roce1]}
+	CLI_GID=${GIDS[roce0]} SRV_GID=${GIDS[roce1]} SRV_ADDR=$B PKTS=pair_pkts
+}
+
+# ---------------------------------------------------------------- loopback
+
+# Both ends on one device, the commonest set-up without RDMA hardware (a
+# CI runner with one NIC): rxl0 (rxe) on lx0 10.0.2.1, rol0 (softrnic) on
+# ly0 10.0.3.1, each a veth end in init_net whose other end is only up.
+# The client connects to 127.0.0.1; the device's own counter (rxe
+# sent_pkts, softrnic tx_packets) says the run went through it.
+LO_A=10.0.2.1 LO_B=10.0.3.1
+
+lo_dev_up() { # IMPL TYPE DEV NETDEV PEER ADDR
+	"$IP" link add "$4" type veth peer name "$5" &&
+		"$IP" addr add "$6"/24 dev "$4" &&
+		"$IP" link set "$4" up && "$IP" link set "$5" up || return 1
+	try_until 5 carrier '' "$4" || return 1
+	# shellcheck disable=SC2046
+	bounded 30 rdma link add "$3" type "$2" netdev "$4" || return 1
+	wait_gid "GIDS[$3]" "$3" "$6"
+}
+
+loopback_up() {
+	lo_dev_up rxe rxe rxl0 lx0 lx1 "$LO_A" ||
+		DEAD[rxe]="could not set up its loopback device rxl0 on lx0"
+	lo_dev_up softrnic roce rol0 ly0 ly1 "$LO_B" ||
+		DEAD[softrnic]="could not set up its loopback device rol0 on ly0"
+}
+
+lo_pick() { # DEV COUNTER
+	CLI_DEV=$1 SRV_DEV=$1 CLI_NS='' SRV_NS='' CLI_NETDEV=''
+	CLI_GID=${GIDS[$1]} SRV_GID=${GIDS[$1]} SRV_ADDR=127.0.0.1
+	PKTS="dev_pkts $1 $2"
 }
 
 # Take every device down and tell the log what the devices counted.
 devices_down() {
 	local d ns
-	for d in rxe0 rxe1 roce0 roce1; do
+	for d in rxe0 rxe1 roce0 roce1 rxl0 rol0; do
 		[ -e "/sys/class/infiniband/$d" ] || continue
 		echo "=== $d at the end: $(rdma statistic show link "$d"/1 2>&1 | head -1)" >&3
 		ns=''
@@ -501,19 +564,19 @@ cell() {
 				v=skip vmin=skip
 			else
 				"${impl}_pick"
-				perf_run "$test" "$size" "$impl $test $size run $r"
+				perf_run "$test" "$size" "$impl $TPFX$test $size run $r"
 				v=$RESULT vmin=$RESULT_MIN
 				numeric "$v" || [ "$r" != 1 ] || first[$impl]=$v
 				if ! numeric "$v"; then
-					say "$impl $test $size B run $r/$runs: $v"
+					say "$impl $TPFX$test $size B run $r/$runs: $v"
 				elif [[ $test == *_lat ]]; then
-					say "$impl $test $size B run $r/$runs: $v usec (t_min $vmin)"
+					say "$impl $TPFX$test $size B run $r/$runs: $v usec (t_min $vmin)"
 				else
-					say "$impl $test $size B run $r/$runs: $v Gbit/s"
+					say "$impl $TPFX$test $size B run $r/$runs: $v Gbit/s"
 				fi
 			fi
-			out "R $impl $test $size $r $v"
-			case $test in *_lat) out "R $impl $test/min $size $r $vmin" ;; esac
+			out "R $impl $TPFX$test $size $r $v"
+			case $test in *_lat) out "R $impl $TPFX$test/min $size $r $vmin" ;; esac
 		done
 		PAIR=$((PAIR + 1))
 	done
@@ -581,18 +644,27 @@ out "M lat_tests $LAT_TESTS"
 out "M duration $DUR"
 out "M lat_iters $LAT_ITERS"
 out "M phases $PHASES"
+case " $PHASES " in
+*" loopback "*)
+	out "M lo_runs $LO_RUNS"
+	out "M lo_lat_runs $LO_LAT_RUNS"
+	out "M lo_bw_sizes $LO_BW_SIZES"
+	out "M lo_lat_sizes $LO_LAT_SIZES"
+	;;
+esac
 grep -q tsc=reliable /proc/cmdline || out "P all the kernel lacks tsc=reliable: perftest's clock calibration is unreliable"
 say "$accel, $(nproc) vCPUs, $RUNS/$LAT_RUNS run(s) per bw/lat cell, bw: $BW_TESTS x $BW_SIZES B, lat: $LAT_TESTS x $LAT_SIZES B"
 
 unload_softrnic 2>/dev/null
 bounded 30 modprobe -r rdma_rxe 2>/dev/null
 net_cleanup
-iperf=''
+iperf='' loopback=''
 for phase in $PHASES; do
 	case $phase in
 	rxe | softrnic) IMPLS+=("$phase") ;;
 	iperf3) iperf=1 ;;
-	*) say "unknown phase $phase (rxe, iperf3, softrnic)" ;;
+	loopback) loopback=1 ;;
+	*) say "unknown phase $phase (rxe, iperf3, softrnic, loopback)" ;;
 	esac
 done
 for impl in "${IMPLS[@]}"; do probe "$impl"; done
@@ -607,6 +679,14 @@ fi
 say "runs: ${IMPLS[*]} taking turns, pairs ordered A B, B A, ..."
 for t in $BW_TESTS; do for s in $BW_SIZES; do cell "$t" "$s"; done; done
 for t in $LAT_TESTS; do for s in $LAT_SIZES; do cell "$t" "$s"; done; done
+if [ -n "$loopback" ] && [ ${#IMPLS[@]} -gt 0 ]; then
+	say "loopback: both ends on one device"
+	loopback_up
+	TPFX=lo: RUNS=$LO_RUNS LAT_RUNS=$LO_LAT_RUNS
+	for t in $BW_TESTS; do for s in $LO_BW_SIZES; do cell "$t" "$s"; done; done
+	for t in $LAT_TESTS; do for s in $LO_LAT_SIZES; do cell "$t" "$s"; done; done
+	TPFX=''
+fi
 devices_down
 if grep -q '^softrnic ' /proc/modules; then
 	bounded 60 rmmod softrnic || out "P softrnic rmmod softrnic failed"

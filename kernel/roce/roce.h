@@ -4,8 +4,9 @@
  * by the files of kernel/roce.  Documentation/wire-roce.md describes the
  * state machines; the packet format lives in kernel/proto/roce_*.h.
  *
- *   roce_net.c   UDP port 4791 per network namespace, receive demux,
- *                IP/UDP encapsulation, ICRC, routing
+ *   roce_net.c   taking RoCEv2 packets per network namespace, receive
+ *                demux, IP/UDP encapsulation, ICRC, routing
+ *   roce_loop.c  packets to a device of this host, around the IP stack
  *   roce_qp.c    QP hooks (create, modify, destroy), sq_xmit, counters
  *   roce_req.c   requester: segmentation, retransmission, completions
  *   roce_resp.c  responder: placement, ACK/NAK, READ and atomic responses
@@ -67,6 +68,8 @@ enum roce_counter {
 	ROCE_CNT_RX_STEERED,		/* received on another CPU (roce_steer.c) */
 	ROCE_CNT_DROP_STEER_FULL,	/* that CPU's queue for the QP was full */
 	ROCE_CNT_TX_BATCHES,		/* UDP GSO skbs sent (roce_batch_xmit()) */
+	ROCE_CNT_TX_LOOPED,		/* to a device of this host (roce_loop.c) */
+	ROCE_CNT_DROP_LOOP_FULL,	/* that CPU's loopback queue was full */
 	ROCE_CNT_NR,
 };
 
@@ -310,6 +313,15 @@ void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
 /* roce_net.c */
 void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
 		     struct softrnic_qp *qp);
+void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff);
+struct net_device *roce_addr_dev(struct net *net, const struct sk_buff *skb);
+struct roce_dev *roce_dev_of(struct net *net, const struct net_device *ndev);
+
+/* roce_loop.c */
+void roce_loop_init(void);
+void roce_loop_exit(void);
+bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
+		    struct sk_buff *skb);
 
 /* roce_steer.c */
 int roce_steer_init(void);

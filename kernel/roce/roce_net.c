@@ -303,11 +303,26 @@ static void roce_rcv_gso(struct roce_dev *rdev, struct sk_buff *skb)
 	}
 }
 
+/* The netdev that has the destination address of @skb.  RCU held. */
+struct net_device *roce_addr_dev(struct net *net, const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	return ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+}
+
+/* The roce device on @ndev of @net (or on its real device), or NULL. */
+struct roce_dev *roce_dev_of(struct net *net, const struct net_device *ndev)
+{
+	return roce_ns_find(net_generic(net, roce_net_id), ndev);
+}
+
 /*
  * The roce device a packet is for: the one on the netdev it arrived on
  * (or that netdev's real device, for a VLAN), or, for a packet looped
- * back by this host (both ends on one host: the loopback device delivers
- * it), the one whose netdev has its destination address.  RCU held.
+ * back by this host through the stack (the loopback device delivers it:
+ * tx-side loopback, roce_loop.c, found no device), the one whose netdev
+ * has its destination address.  RCU held.
  */
 static struct roce_dev *roce_rcv_dev(struct net *net, struct roce_ns *rns,
 				     const struct sk_buff *skb,
@@ -319,11 +334,22 @@ static struct roce_dev *roce_rcv_dev(struct net *net, struct roce_ns *rns,
 	rdev = roce_ns_find(rns, in);
 	if (rdev || !(in->flags & IFF_LOOPBACK))
 		return rdev;
-	if (skb->protocol == htons(ETH_P_IP))
-		ndev = __ip_dev_find(net, ip_hdr(skb)->daddr, false);
-	else
-		ndev = ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+	ndev = roce_addr_dev(net, skb);
 	return ndev ? roce_ns_find(rns, ndev) : NULL;
+}
+
+/*
+ * A packet for @rdev, @skb->data at its IP header, the UDP header at
+ * @thoff from there: the device's from here on.  RCU held, BH off.
+ */
+void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff)
+{
+	nf_reset_ct(skb);
+	skb_set_transport_header(skb, skb_network_offset(skb) + thoff);
+	if (skb_is_gso(skb))
+		roce_rcv_gso(rdev, skb);
+	else
+		roce_rcv_udp(rdev, skb, thoff);
 }
 
 /*
@@ -362,14 +388,7 @@ static unsigned int roce_nf_in(void *priv, struct sk_buff *skb,
 	rdev = roce_rcv_dev(state->net, rns, skb, state->in);
 	if (!rdev)
 		return NF_ACCEPT;
-
-	/* Ours from here on. */
-	nf_reset_ct(skb);
-	skb_set_transport_header(skb, skb_network_offset(skb) + thoff);
-	if (skb_is_gso(skb))
-		roce_rcv_gso(rdev, skb);
-	else
-		roce_rcv_udp(rdev, skb, skb_network_offset(skb) + thoff);
+	roce_rcv_ip(rdev, skb, thoff);
 	return NF_STOLEN;
 }
 
@@ -616,8 +635,10 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 	rt = dst_cache_get_ip4(&rqp->dst_cache, &saddr);
 	if (!rt) {
 		rt = ip_route_output_key(net, &fl);
-		if (IS_ERR(rt))
+		if (IS_ERR(rt)) {
+			kfree_skb(skb);
 			return -EHOSTUNREACH;
+		}
 		dst_cache_set_ip4(&rqp->dst_cache, &rt->dst, fl.saddr);
 		roce_route_cached(rqp, p->gen);
 	}
@@ -645,7 +666,11 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
-	return ip_local_out(net, NULL, skb);
+	if ((rt->rt_flags & RTCF_LOCAL) && roce_loop_xmit(rqp->qp, net, skb))
+		return 0;
+	/* Consumed whatever it returns: dropped further down is a loss. */
+	ip_local_out(net, NULL, skb);
+	return 0;
 }
 
 static int roce_xmit6(struct net *net, struct roce_qp *rqp,
@@ -664,10 +689,10 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	dst = dst_cache_get_ip6(&rqp->dst_cache, &saddr);
 	if (!dst) {
 		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
-		if (IS_ERR(dst))
-			return -EHOSTUNREACH;
-		if (dst->error) {
-			dst_release(dst);
+		if (IS_ERR(dst) || dst->error) {
+			if (!IS_ERR(dst))
+				dst_release(dst);
+			kfree_skb(skb);
 			return -EHOSTUNREACH;
 		}
 		dst_cache_set_ip6(&rqp->dst_cache, dst, &fl6.saddr);
@@ -692,14 +717,21 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
-	return ip6_local_out(net, NULL, skb);
+	if ((dst->dev->flags & IFF_LOOPBACK) &&
+	    roce_loop_xmit(rqp->qp, net, skb))
+		return 0;
+	/* Consumed whatever it returns: dropped further down is a loss. */
+	ip6_local_out(net, NULL, skb);
+	return 0;
 }
 
 /*
  * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in),
- * or a batch (roce_batch_xmit()).  Any context; consumes @skb.  A packet
- * that cannot be routed is dropped (the requester's timer recovers, as
- * from a loss).
+ * or a batch (roce_batch_xmit()).  Any context but hard IRQ; consumes
+ * @skb.  A packet that cannot be routed is dropped (the requester's
+ * timer recovers, as from a loss).  roce_xmit4/6 consume the skb, so
+ * that nothing here touches it after ip_local_out(): that may free it
+ * and still return an error (a netfilter drop, a failed re-route).
  */
 int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 {
@@ -731,8 +763,7 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 	rcu_read_unlock();
 	local_bh_enable();
 
-	if (err == -EHOSTUNREACH) {
-		kfree_skb(skb);
+	if (err) {
 		roce_count(qp->sdev, ROCE_CNT_DROP_NO_ROUTE, 1);
 		return err;
 	}
@@ -1024,14 +1055,18 @@ int roce_net_init(void)
 	err = roce_steer_init();
 	if (err)
 		return err;
+	roce_loop_init();
 	err = register_pernet_subsys(&roce_net_ops);
-	if (err)
+	if (err) {
+		roce_loop_exit();
 		roce_steer_exit();
+	}
 	return err;
 }
 
 void roce_net_exit(void)
 {
 	unregister_pernet_subsys(&roce_net_ops);
+	roce_loop_exit();
 	roce_steer_exit();
 }

@@ -36,6 +36,8 @@ static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_RX_STEERED].name = "rx_steered",
 	[ROCE_CNT_DROP_STEER_FULL].name = "rx_drop_steer_full",
 	[ROCE_CNT_TX_BATCHES].name = "tx_batches",
+	[ROCE_CNT_TX_LOOPED].name = "tx_looped",
+	[ROCE_CNT_DROP_LOOP_FULL].name = "tx_drop_loop_full",
 };
 
 struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,

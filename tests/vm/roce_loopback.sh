@@ -73,6 +73,7 @@ for pairing in "roce0 roce0" "roce0 roce1"; do
 		sg=$(gidx "$sdev" $kind) cg=$(gidx "$cdev" $kind)
 		tag="$sdev<-$cdev $kind"
 		tx0=$(counter "$sdev" tx_packets) rx0=$(counter "$sdev" rx_packets)
+		lp0=$(counter "$sdev" tx_looped)
 		for size in 1 4096 65536 1048576; do
 			n=20
 			[ $size -ge 65536 ] && n=5
@@ -83,10 +84,13 @@ for pairing in "roce0 roce0" "roce0 roce1"; do
 		done
 		log "pingpong $tag: 1 B .. 1 MiB OK"
 		if [ "$sdev" = "$cdev" ]; then
-			# one device: what it sent, it received
+			# one device: what it sent, it received, and all of it
+			# went around the IP stack (roce_loop.c)
 			tx=$(($(counter "$sdev" tx_packets) - tx0)) rx=$(($(counter "$sdev" rx_packets) - rx0))
-			log "$sdev $kind: tx_packets +$tx rx_packets +$rx"
+			lp=$(($(counter "$sdev" tx_looped) - lp0))
+			log "$sdev $kind: tx_packets +$tx rx_packets +$rx tx_looped +$lp"
 			[ "$tx" -gt 0 ] && [ "$tx" = "$rx" ] || { log "FAIL: $tag: sent $tx, received $rx"; fail=1; }
+			[ "$lp" = "$tx" ] || { log "FAIL: $tag: $lp of $tx packets looped back"; fail=1; }
 		fi
 	done
 	# perftest over the IPv4-mapped GID and GID 0
@@ -128,7 +132,7 @@ done
 rdma statistic show link roce0/1
 rdma statistic show link roce1/1
 for d in roce0 roce1; do
-	for c in rx_drop_bad_icrc rx_drop_unknown_qp rx_drop_bad_address; do
+	for c in rx_drop_bad_icrc rx_drop_unknown_qp rx_drop_bad_address tx_drop_loop_full; do
 		[ "$(counter $d $c)" = 0 ] || { log "FAIL: $d $c = $(counter $d $c)"; fail=1; }
 	done
 done
