@@ -334,9 +334,14 @@ int softrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 /*
  * destroy_qp of a kernel QP: its CQEs leave the CQ so that poll_cq never
- * reports a QP that is gone.  Order is kept for everything else.
+ * reports a QP that is gone.  A kernel QP moved to RESET: the same, except
+ * for receive completions of a QP on an SRQ if @keep_recv (their WRs were
+ * the SRQ's), so that the completions of its previous life are not polled
+ * as those of the WRs posted after it is brought up again (ConnectX does
+ * the same; a process's CQ is purged by the provider, which consumes it).
+ * Order is kept for everything else.
  */
-void softrnic_cq_purge_qp(struct softrnic_cq *cq, u32 qpn)
+void softrnic_cq_purge_qp(struct softrnic_cq *cq, u32 qpn, bool keep_recv)
 {
 	struct softrnic_cqe *cqe;
 	unsigned long flags;
@@ -348,7 +353,8 @@ void softrnic_cq_purge_qp(struct softrnic_cq *cq, u32 qpn)
 	cons = cq->ring.ctrl->cons;
 	for (r = w = cons; r != cq->prod; r++) {
 		cqe = softrnic_ring_slot(&cq->ring, r);
-		if (cqe->qp_num == qpn)
+		if (cqe->qp_num == qpn &&
+		    !(keep_recv && (cqe->opcode & SOFTRNIC_WC_RECV)))
 			continue;
 		if (r != w)
 			memcpy(softrnic_ring_slot(&cq->ring, w), cqe,

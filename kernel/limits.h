@@ -9,7 +9,13 @@
 
 #include <linux/sizes.h>
 
-#define SOFTRNIC_VENDOR_ID		0		/* no IEEE OUI: software */
+/*
+ * No IEEE OUI of our own.  0 is not an option: libibverbs users (rdma-core's
+ * own tests among them) take a zero vendor_id for a device that failed to
+ * report one.  0xffffff is outside the assignable OUI space (its group bit
+ * is set), so it cannot name a real vendor; rdma_rxe reports the same.
+ */
+#define SOFTRNIC_VENDOR_ID		0xffffff
 #define SOFTRNIC_VENDOR_PART_ID		0x5352
 #define SOFTRNIC_HW_VER			1
 /* fw_ver is major << 32 | minor << 16 | sub, as providers print it. */

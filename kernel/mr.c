@@ -276,10 +276,16 @@ int softrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 }
 
 /*
- * rereg_mr, done in place: the MR keeps its ib_mr and key index, gets a
- * new key byte, and every change is applied while no data path user
- * holds it.  New pages are pinned before anything changes, so every
- * failure leaves the old registration intact.
+ * rereg_mr, done in place: the MR keeps its ib_mr and key index, and every
+ * change is applied while no data path user holds it.  New pages are
+ * pinned before anything changes, so every failure leaves the old
+ * registration intact.
+ *
+ * The key byte changes with the translation only.  A new translation
+ * gives old addresses a new meaning, so a peer's stale rkey must stop
+ * matching.  New rights or a new PD are checked on every access anyway,
+ * and applications (rdma-core's own tests among them) keep using the
+ * keys they exchanged, as rxe and ConnectX allow.
  */
 struct ib_mr *softrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				     u64 length, u64 iova, int access,
@@ -348,8 +354,11 @@ struct ib_mr *softrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	mr->mk.length = length;
 	mr->mk.access = new_access;
 	mr->mk.pd = new_pd;
-	mr->mk.key = sr_mkey_with_byte(mr->mk.key,
-				       sr_mkey_next_byte(sr_mkey_byte(mr->mk.key)));
+	if (flags & IB_MR_REREG_TRANS) {
+		u8 byte = sr_mkey_next_byte(sr_mkey_byte(mr->mk.key));
+
+		mr->mk.key = sr_mkey_with_byte(mr->mk.key, byte);
+	}
 	mr->mk.state = SOFTRNIC_MKEY_VALID;
 	write_sequnlock_irq(&mr->mk.lock);
 	ibmr->lkey = mr->mk.key;

@@ -266,9 +266,9 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * A kernel CQ must not hold CQEs naming this QP (poll_cq turns
 	 * qp_num into the QP); a process resolves qp_num itself.
 	 */
-	softrnic_cq_purge_qp(softrnic_qp_scq(qp), ibqp->qp_num);
+	softrnic_cq_purge_qp(softrnic_qp_scq(qp), ibqp->qp_num, false);
 	if (ibqp->recv_cq != ibqp->send_cq)
-		softrnic_cq_purge_qp(softrnic_qp_rcq(qp), ibqp->qp_num);
+		softrnic_cq_purge_qp(softrnic_qp_rcq(qp), ibqp->qp_num, false);
 	/* Type 2 MWs bound to this QPN must not serve a later QP. */
 	softrnic_mw_qp_destroyed(sdev, ibqp->qp_num);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);

@@ -279,6 +279,14 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		softrnic_qp_set_state(qp, cur, next);
 	if (qp->sdev->wire->qp_modify && next != IB_QPS_ERR)
 		qp->sdev->wire->qp_modify(qp, mask, cur);
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		/* Nothing produces for the QP any more (wire stopped above). */
+		softrnic_cq_purge_qp(softrnic_qp_scq(qp), ibqp->qp_num,
+				     !!ibqp->srq);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			softrnic_cq_purge_qp(softrnic_qp_rcq(qp), ibqp->qp_num,
+					     !!ibqp->srq);
+	}
 	mutex_unlock(&qp->mutex);
 	return 0;
 }

@@ -135,7 +135,7 @@ int softrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int softrnic_cq_post(struct softrnic_cq *cq, const struct softrnic_cqe *cqe,
 		     bool solicited);
 /* Drop the CQEs of a destroyed kernel QP from a kernel CQ. */
-void softrnic_cq_purge_qp(struct softrnic_cq *cq, u32 qpn);
+void softrnic_cq_purge_qp(struct softrnic_cq *cq, u32 qpn, bool keep_recv);
 
 /* ------------------------------------------------------------------ */
 /* Shared receive queues (srq.c) */

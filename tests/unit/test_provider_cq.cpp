@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "../../userspace/provider/ring.h"
@@ -292,4 +293,63 @@ TEST_CASE("CQ: a producer counter no kernel writes is an error", "[provider][cq]
 	errno = 0;
 	CHECK(poll_cq(f.ibcq(), 1, &wc) == -1);
 	CHECK(errno == EIO);
+}
+
+TEST_CASE("CQ: a QP's unpolled CQEs go at RESET, the rest keep their order",
+	  "[provider][cq][reset]")
+{
+	fake_cq f(8);
+	uint64_t id = 1;
+	/* one polled, then: 7 send, 9 recv, 7 recv, 7 send, 8 send, 9 send */
+	const std::pair<uint32_t, uint8_t> cqes[] = {{7, SOFTRNIC_WC_SEND}, {7, SOFTRNIC_WC_SEND},
+						     {9, SOFTRNIC_WC_RECV}, {7, SOFTRNIC_WC_RECV},
+						     {7, SOFTRNIC_WC_SEND}, {8, SOFTRNIC_WC_SEND},
+						     {9, SOFTRNIC_WC_SEND}};
+	for (const auto &[qpn, op] : cqes) {
+		softrnic_cqe e = make_cqe(id++, op, IBV_WC_WR_FLUSH_ERR);
+		e.qp_num = qpn;
+		f.produce(e);
+	}
+	ibv_wc wc[8];
+	REQUIRE(poll_cq(f.ibcq(), 1, wc) == 1);
+	CHECK(wc[0].wr_id == 1);
+
+	CHECK(f.obj->purge_qp(7, false) == 3);
+	/* the kernel's prod is untouched, cons moved past the gap */
+	CHECK(f.ctrl()->prod == 7);
+	CHECK(f.ctrl()->cons == 4);
+	/* nothing of QP 9 matches: no change */
+	CHECK(f.obj->purge_qp(10, false) == 0);
+	CHECK(f.ctrl()->cons == 4);
+
+	/* a new CQE after the purge follows the survivors */
+	softrnic_cqe late = make_cqe(100, SOFTRNIC_WC_SEND);
+	late.qp_num = 7;
+	f.produce(late);
+	REQUIRE(poll_cq(f.ibcq(), 8, wc) == 4);
+	CHECK(wc[0].wr_id == 3);
+	CHECK(wc[0].qp_num == 9);
+	CHECK(wc[1].wr_id == 6);
+	CHECK(wc[2].wr_id == 7);
+	CHECK(wc[3].wr_id == 100);
+	CHECK(poll_cq(f.ibcq(), 8, wc) == 0);
+	/* an empty CQ: nothing to do */
+	CHECK(f.obj->purge_qp(7, false) == 0);
+}
+
+TEST_CASE("CQ: at RESET of a QP on an SRQ, its receive completions stay", "[provider][cq][reset]")
+{
+	fake_cq f(4);
+	softrnic_cqe a = make_cqe(1, SOFTRNIC_WC_RECV);
+	softrnic_cqe b = make_cqe(2, SOFTRNIC_WC_SEND);
+	softrnic_cqe c = make_cqe(3, SOFTRNIC_WC_RECV_RDMA_WITH_IMM);
+	f.produce(a);
+	f.produce(b);
+	f.produce(c);
+	/* make_cqe's QP is 0x42 */
+	CHECK(f.obj->purge_qp(0x42, true) == 1);
+	ibv_wc wc[4];
+	REQUIRE(poll_cq(f.ibcq(), 4, wc) == 2);
+	CHECK(wc[0].wr_id == 1);
+	CHECK(wc[1].wr_id == 3);
 }

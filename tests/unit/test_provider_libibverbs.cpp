@@ -933,7 +933,8 @@ TEST_CASE("provider: CQ and QP end to end over the ioctl path", "[provider][cq][
 	CHECK(qc.find(UVERBS_ATTR_UHW_IN) == nullptr);
 	CHECK(ibv_qp_to_qp_ex(qp) == nullptr); /* legacy create: no qp_ex */
 
-	/* a receive lands in the RQ ring, no system call */
+	/* in INIT, a receive lands in the RQ ring, no system call */
+	qp->state = IBV_QPS_INIT;
 	ibv_recv_wr rwr{};
 	ibv_recv_wr *rbad = nullptr;
 	rwr.wr_id = 0xabc;
@@ -942,7 +943,6 @@ TEST_CASE("provider: CQ and QP end to end over the ioctl path", "[provider][cq][
 	CHECK(rings.slot<softrnic_rqe>(8192, 0, 64)->wr_id == 0xabc);
 	CHECK(oc.cdev.nothing_written());
 	/* a send in INIT: WQE in the SQ ring, then the doorbell write */
-	qp->state = IBV_QPS_INIT;
 	ibv_send_wr swr{};
 	ibv_send_wr *sbad = nullptr;
 	swr.wr_id = 0xdef;

@@ -472,7 +472,7 @@ TEST_CASE("QP: the doorbell rings only when the kernel is idle", "[provider][wqe
 	CHECK(q.doorbells().size() == 1);
 }
 
-TEST_CASE("QP: no sends in RESET", "[provider][wqe]")
+TEST_CASE("QP: no sends or receives in RESET", "[provider][wqe]")
 {
 	fake_qp q;
 	q.ibqp()->state = IBV_QPS_RESET;
@@ -485,12 +485,15 @@ TEST_CASE("QP: no sends in RESET", "[provider][wqe]")
 	CHECK(ibv_wr_complete(q.qpx()) == EINVAL);
 	CHECK(q.sqm.ctrl()->prod == 0);
 	CHECK(q.doorbells().empty());
-	/* receives may be posted before INIT (they wait in the RQ) */
+	/* nor receives (IBTA C10-97.2.1, as rxe): nothing reaches the RQ */
 	ibv_recv_wr rwr{};
 	ibv_recv_wr *rbad = nullptr;
-	CHECK(post_recv(q.ibqp(), &rwr, &rbad) == 0);
+	CHECK(post_recv(q.ibqp(), &rwr, &rbad) == EINVAL);
+	CHECK(rbad == &rwr);
+	CHECK(q.rqm.ctrl()->prod == 0);
 	q.ibqp()->state = IBV_QPS_INIT;
 	CHECK(post_send(q.ibqp(), &wr, &bad) == 0);
+	CHECK(post_recv(q.ibqp(), &rwr, &rbad) == 0);
 }
 
 TEST_CASE("QP: a failing doorbell is reported", "[provider][wqe][doorbell]")

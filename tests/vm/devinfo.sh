@@ -23,6 +23,10 @@ grep -qE 'link_layer:\s+Ethernet' <<<"$out" || die "roce0 link_layer"
 grep -qE 'state:\s+PORT_ACTIVE' <<<"$out" || die "roce0 port not active"
 grep -qE 'max_qp:\s+65536' <<<"$out" || die "roce0 max_qp attribute"
 grep -qE 'max_mr_size:\s+0x10000000000' <<<"$out" || die "roce0 max_mr_size attribute"
+# A zero vendor_id reads as "the device reported none" (rdma-core's own
+# test_query_device rejects it): the unassignable OUI 0xffffff instead.
+grep -qE 'vendor_id:\s+0xffffff$' <<<"$out" || die "roce0 vendor_id"
+grep -qE 'vendor_part_id:\s+21330$' <<<"$out" || die "roce0 vendor_part_id"
 
 # GID 0 is the veth's IPv6 link-local address, GID 1.. its IP addresses.
 ll=$(ip -6 addr show dev sr0 scope link | awk '/inet6/ {print $2}' | cut -d/ -f1)
@@ -42,6 +46,7 @@ out=$(ibv_devinfo -v -d iw0 2>&1)
 echo "$out"
 grep -qi "couldn't\|no userspace\|failed" <<<"$out" && die "ibv_devinfo iw0 reported an error"
 grep -qE 'transport:\s+iWARP \(1\)' <<<"$out" || die "iw0 transport"
+grep -qE 'vendor_id:\s+0xffffff$' <<<"$out" || die "iw0 vendor_id"
 grep -qE 'link_layer:\s+Ethernet' <<<"$out" || die "iw0 link_layer"
 mac=$(cat /sys/class/net/sr0/address | tr -d ':')
 gid=$(cat /sys/class/infiniband/iw0/ports/1/gids/0 | tr -d ':')

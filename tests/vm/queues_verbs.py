@@ -4,6 +4,7 @@
 # kernel's queue objects as applications see them, before a wire exists.
 # Network WRs stay posted until flushed, so completions come from flushes.
 # usage: queues_verbs.py ROCE_DEV IWARP_DEV
+import errno
 import select
 import subprocess
 import sys
@@ -96,6 +97,14 @@ def to_rts(ctx, qp, roce):
               e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
+def post_recv_fails(qp, mr):
+    try:
+        qp.post_recv(RecvWR(wr_id=1, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+    except PyverbsRDMAError as ex:
+        return ex.error_code == errno.EINVAL
+    return False
+
+
 def to_err(qp):
     qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
 
@@ -113,10 +122,12 @@ def flush_and_events(ctx, pd, mr, qpt, roce, name):
     check(init.cap.max_send_wr == 8 and init.cap.max_recv_wr == 8,
           "%s: caps %d %d" % (name, init.cap.max_send_wr,
                              init.cap.max_recv_wr))
+    # Not in RESET: IBTA C10-97.2.1, post_recv fails there.
+    check(post_recv_fails(qp, mr), "%s: post_recv in RESET" % name)
+    to_rts(ctx, qp, roce)
     for i in range(3):
         qp.post_recv(RecvWR(wr_id=100 + i, num_sge=1,
                             sg=[SGE(mr.buf, 64, mr.lkey)]))
-    to_rts(ctx, qp, roce)
     if roce and qpt == e.IBV_QPT_RC:
         attr, _ = qp.query(e.IBV_QP_PATH_MTU | e.IBV_QP_RQ_PSN)
         check(attr.path_mtu == e.IBV_MTU_1024,

@@ -247,6 +247,16 @@ int cq::resize(int cqe)
 	return 0;
 }
 
+uint32_t cq::purge_qp(uint32_t qp_num, bool keep_recv) noexcept
+{
+	std::lock_guard guard(lock_);
+	if (broken_)
+		return 0;
+	return ring_.drop_if<softrnic_cqe>([&](const softrnic_cqe &e) {
+		return e.qp_num == qp_num && !(keep_recv && (e.opcode & SOFTRNIC_WC_RECV));
+	});
+}
+
 /* ----------------------------------------------------------------- verbs */
 
 namespace

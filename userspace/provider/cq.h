@@ -21,8 +21,14 @@
  * can only be destroyed.  A producer counter no honest kernel writes is
  * treated the same way.
  *
+ * A QP moved to RESET leaves no CQEs behind (purge_qp, from modify_qp):
+ * the completions of its previous life, flushed ones included, would
+ * otherwise be polled as if they belonged to the WRs posted after it is
+ * brought up again.  ConnectX does the same; receive completions of a QP
+ * on an SRQ stay, since their WRs were the SRQ's.
+ *
  * Thread safety: one mutex per CQ, held by poll_cq, from start_poll to
- * end_poll, and by resize_cq (which replaces the mapping).
+ * end_poll, by resize_cq (which replaces the mapping) and by purge_qp.
  */
 #ifndef SOFTRNIC_CQ_H
 #define SOFTRNIC_CQ_H
@@ -75,6 +81,10 @@ public:
 	void arm(bool solicited_only) noexcept;
 	/* ibv_resize_cq: the command, then the new ring's mapping. */
 	int resize(int cqe);
+	/* A QP went to RESET: remove its unpolled CQEs (except receive
+	 * completions if keep_recv: those of an SRQ's WRs); returns how
+	 * many went. */
+	uint32_t purge_qp(uint32_t qp_num, bool keep_recv) noexcept;
 
 private:
 	/* 0 (cur_ filled), ENOENT (nothing new) or EIO (CQ in error). */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "cq.h"
 #include "entry.h"
 #include "undo.h"
 #include "uverbs_cmd.h"
@@ -66,7 +67,9 @@ int qp::post_send(ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 
 int qp::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
-	if (!rq_) { /* on an SRQ: post to the SRQ */
+	/* on an SRQ: post to the SRQ; RESET: not allowed (IBTA C10-97.2.1),
+	 * and the next modify would discard what was posted */
+	if (!rq_ || qp_ptr()->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -411,9 +414,19 @@ ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr) noexcept
 	return guard_ptr([&] { return create_qp_common(ctx, attr, true); });
 }
 
+static void purge_reset_qp(ibv_qp *ibqp) noexcept
+{
+	/* the kernel produces nothing more for a QP in RESET */
+	const bool srq = ibqp->srq != nullptr;
+	if (ibqp->send_cq)
+		cq::from_cq(ibqp->send_cq)->purge_qp(ibqp->qp_num, srq);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		cq::from_cq(ibqp->recv_cq)->purge_qp(ibqp->qp_num, srq);
+}
+
 int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask) noexcept
 {
-	return guard_errno([&] {
+	const int err = guard_errno([&] {
 		/* from IBV_QP_RATE_LIMIT on, attributes need the extended command */
 		if (attr_mask & ~(IBV_QP_RATE_LIMIT - 1)) {
 			struct ibv_modify_qp_ex req {
@@ -426,6 +439,9 @@ int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask) noexcept
 		};
 		return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &req, sizeof(req));
 	});
+	if (!err && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		purge_reset_qp(ibqp);
+	return err;
 }
 
 int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask, ibv_qp_init_attr *init_attr) noexcept

@@ -42,7 +42,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "proto_ring.h"
 #include "softrnic-abi.h"
 
 namespace softrnic
@@ -211,6 +213,38 @@ public:
 	/* Switch to a ring that continues this one at the same counters
 	 * (resize_cq); cons carries over. */
 	void replace(ring r) noexcept;
+
+	/*
+	 * Remove the unconsumed entries drop() selects, keeping the order of
+	 * the rest, and publish; returns how many went.  The survivors move
+	 * towards prod and cons advances past the gap: only slots between
+	 * cons and the producer's published prod are rewritten, which are
+	 * the consumer's own, so the producer (which writes at prod and only
+	 * reads cons) needs no notice.  Entries the producer publishes
+	 * meanwhile are not looked at.
+	 */
+	template <typename Entry, typename Drop> uint32_t drop_if(Drop drop) noexcept
+	{
+		if (!peek()) /* loads prod, refusing an impossible one */
+			return 0;
+		const uint32_t prod = ring_.load_prod();
+		if (sr_ring_sane(prod, published_, ring_.num_slots()))
+			prod_seen_ = prod;
+		uint32_t w = prod_seen_;
+		for (uint32_t r = prod_seen_; r != cons_;) {
+			--r;
+			Entry e;
+			std::memcpy(&e, ring_.slot(r), sizeof(e));
+			if (drop(e))
+				continue;
+			if (--w != r)
+				std::memcpy(ring_.slot(w), &e, sizeof(e));
+		}
+		const uint32_t dropped = w - cons_;
+		cons_ = w;
+		publish();
+		return dropped;
+	}
 
 private:
 	ring ring_;

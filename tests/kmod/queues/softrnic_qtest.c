@@ -387,6 +387,7 @@ static void test_states(struct qt *t)
 	struct ib_qp_init_attr qinit;
 	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS };
 	struct ib_qp *qp;
+	int i;
 
 	if (IS_ERR(cq))
 		return;
@@ -455,8 +456,20 @@ static void test_states(struct qt *t)
 	}
 	a.qp_state = IB_QPS_RTS;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "SQD->RTS");
+	/*
+	 * RESET takes the QP's unpolled CQEs along: the receives flushed by
+	 * ERR must not be polled as completions of the QP's next life.
+	 */
+	CHECK(!qt_post_recv(qp, 500) && !qt_post_recv(qp, 501), "recvs");
+	a.qp_state = IB_QPS_ERR;
+	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "to ERR");
+	for (i = 0; i < 100 && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				IB_CQ_REPORT_MISSED_EVENTS) <= 0; i++)
+		msleep(10);
+	CHECK(i < 100, "flushed receives in the CQ");
 	a.qp_state = IB_QPS_RESET;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "to RESET");
+	CHECK(qt_cq_quiet(cq), "RESET purged the QP's CQEs");
 	CHECK(!qt_to_rts(t, qp), "RESET->...->RTS again");
 	ib_destroy_qp(qp);
 out_cq:

@@ -464,6 +464,9 @@ void error_paths(device &d)
 	swr.opcode = IBV_WR_SEND;
 	check(ibv_post_send(qp, &swr, &sbad) == EINVAL && sbad == &swr,
 	      "%s: post_send in RESET -> EINVAL", n);
+	ibv_recv_wr rwr{}, *rbad = nullptr;
+	check(ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr,
+	      "%s: post_recv in RESET -> EINVAL", n);
 	check(to_init(d, qp) == 0, "%s: RESET -> INIT again", n);
 
 	/* post_send checks against the caps the QP really has */
@@ -546,8 +549,10 @@ void flush(device &d, ibv_qp_type type)
 		ah = must(ibv_create_ah(pd, &aa), "create_ah");
 	}
 
-	/* receives 100.. before RTS, sends 1.. in RTS: mixed opcodes,
-	 * some unsignaled, part through ibv_post_send, part ibv_wr_* */
+	/* receives 100.. before RTS (in INIT: not in RESET, IBTA
+	 * C10-97.2.1), sends 1.. in RTS: mixed opcodes, some unsignaled,
+	 * part through ibv_post_send, part ibv_wr_* */
+	check(to_init(d, qp) == 0, "%s: to INIT", n);
 	ibv_sge sg{reinterpret_cast<uintptr_t>(buf.data()), 64, mr->lkey};
 	for (int i = 0; i < 4; i++) {
 		ibv_recv_wr rwr{}, *rbad;
