@@ -866,6 +866,12 @@ struct Expect {
 	int rxe_status = 0;
 	std::vector<int> rxe_recv = {};
 	const char *rxe_why = nullptr;
+	/*
+	 * A local error the requester may find only after the start of the
+	 * message left (rxe): the responder then refuses it (Remote Access
+	 * Error) and goes to ERR instead of seeing nothing.
+	 */
+	bool start_may_leave = false;
 };
 
 void expect_recvs(const CheckRep &rep, const std::vector<int> &want)
@@ -928,6 +934,16 @@ void check_responder(const Expect &e, CheckReq c = {})
 	if (e.recv_buffer_may_change)
 		c.r[c.nranges++] = {reg_off(R_RECV), 256, 0, ANY_BYTES};
 	CheckRep rep = check(c);
+	if (e.start_may_leave && rep.qp_state == IBV_QPS_ERR) {
+		note("the requester sent the start of it before it failed: the responder refused it");
+		Expect sent = e;
+		sent.resp_state = IBV_QPS_ERR;
+		sent.recv = {IBV_WC_WR_FLUSH_ERR};
+		sent.start_may_leave = false;
+		expect_recvs(rep, sent.recv);
+		check_event(rep, nak_event(IBV_WC_REM_ACCESS_ERR));
+		return;
+	}
 	if (rep.qp_state != e.resp_state)
 		bad("responder QP in %s, expected %s", qp_state_str(rep.qp_state),
 		    qp_state_str(e.resp_state));
@@ -1321,6 +1337,8 @@ void case_too_long(ibv_wr_opcode op, const char *name)
 			note("rxe as requester: %s (expected %s)",
 			     wcs.empty() ? "no completion" : wc_str(wcs[0]).c_str(),
 			     st(IBV_WC_LOC_LEN_ERR));
+			/* rxe finds its protection error packet by packet */
+			e.start_may_leave = got == IBV_WC_LOC_PROT_ERR;
 		} else if (got != IBV_WC_LOC_LEN_ERR) {
 			bad("requester: %s, expected %s",
 			    wcs.empty() ? "no completion" : wc_str(wcs[0]).c_str(),
