@@ -936,12 +936,17 @@ void check_responder(const Expect &e, CheckReq c = {})
 	CheckRep rep = check(c);
 	if (e.start_may_leave && rep.qp_state == IBV_QPS_ERR) {
 		note("the requester sent the start of it before it failed: the responder refused it");
-		Expect sent = e;
-		sent.resp_state = IBV_QPS_ERR;
-		sent.recv = {IBV_WC_WR_FLUSH_ERR};
-		sent.start_may_leave = false;
-		expect_recvs(rep, sent.recv);
-		check_event(rep, nak_event(IBV_WC_REM_ACCESS_ERR));
+		/* its receive is flushed: wait for that too (CQEs are drained
+		 * by each check, events accumulate) */
+		CheckReq again = c;
+		again.want_wcs = 1;
+		again.want_state = IBV_QPS_ERR;
+		again.want_event = nak_event(IBV_WC_REM_ACCESS_ERR);
+		CheckRep more = check(again);
+		for (uint32_t i = 0; i < more.nwc && rep.nwc < 8; i++)
+			rep.wc[rep.nwc++] = more.wc[i];
+		expect_recvs(rep, {IBV_WC_WR_FLUSH_ERR});
+		check_event(more, again.want_event);
 		return;
 	}
 	if (rep.qp_state != e.resp_state)
