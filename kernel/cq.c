@@ -12,6 +12,7 @@
  * compare-and-exchange to 0 and calls the completion handler, which for a
  * process signals its completion channel.
  */
+#include <linux/etherdevice.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "queue.h"
@@ -280,6 +281,14 @@ static void softrnic_cqe_to_wc(struct softrnic_dev *sdev,
 	if (cqe->network_hdr_type) {
 		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc->network_hdr_type = cqe->network_hdr_type;
+	}
+	if (cqe->wc_flags & SOFTRNIC_WC_F_SMAC) {
+		wc->wc_flags |= IB_WC_WITH_SMAC;
+		ether_addr_copy(wc->smac, cqe->smac);
+	}
+	if (cqe->wc_flags & SOFTRNIC_WC_F_VLAN) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = cqe->vlan_id;
 	}
 }
 

@@ -156,6 +156,10 @@ static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
+	/* A controlled Q_Key (high bit set) is for privileged users only. */
+	if ((mask & IB_QP_QKEY) && (attr->qkey & 0x80000000U) && qp->user &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 	if ((mask & IB_QP_SQ_PSN) && attr->sq_psn > 0xffffff)
 		return -EINVAL;
 	if ((mask & IB_QP_RQ_PSN) && attr->rq_psn > 0xffffff)

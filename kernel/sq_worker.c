@@ -20,7 +20,7 @@
  * Doorbell (softrnic-abi.h): KERNEL_ACTIVE is set while the worker owns
  * the SQ.  It is cleared only when the SQ is empty, followed by a full
  * fence and another look at prod; while the worker is stalled (no wire
- * yet, wire busy, fence) it stays set, because whatever unblocks the SQ
+ * transport, wire busy, fence) it stays set, because whatever unblocks the SQ
  * kicks the worker, which looks at prod again.
  */
 #include "queue.h"
@@ -269,21 +269,9 @@ static enum softrnic_sq_step softrnic_sq_step(struct softrnic_qp *qp)
 	}
 
 	xmit = qp->sdev->wire->sq_xmit;
-	if (!xmit) {
-		/*
-		 * No transport yet: network WQEs stay posted until a flush,
-		 * except on the GSI QP.  ib_mad and ib_cm wait for MAD send
-		 * completions (rdma_destroy_id of a connecting process, device
-		 * removal) and would block forever; a datagram lost on the
-		 * way is within UD semantics, so it is "sent" into a wire
-		 * that drops everything and CM times out as on a dead link.
-		 */
-		if (qp->ibqp.qp_type != IB_QPT_GSI)
-			return SOFTRNIC_SQ_STALL;
-		index = softrnic_sq_start(qp, wqe);
-		softrnic_sq_complete(qp, index, IB_WC_SUCCESS, 0);
-		return SOFTRNIC_SQ_TAKEN;
-	}
+	/* No transport (the iWARP wire, so far): posted until a flush. */
+	if (!xmit)
+		return SOFTRNIC_SQ_STALL;
 	index = softrnic_sq_start(qp, wqe);
 	ret = xmit(qp, wqe);
 	if (ret == -EAGAIN) {

@@ -8,6 +8,7 @@
  *                demux, IP/UDP encapsulation, ICRC, routing
  *   roce_loop.c  packets to a device of this host, around the IP stack
  *   roce_qp.c    QP hooks (create, modify, destroy), sq_xmit, counters
+ *   roce_ud.c    UD and GSI QPs: datagrams, Q_Keys, the GRH area
  *   roce_req.c   requester: segmentation, retransmission, completions
  *   roce_resp.c  responder: placement, ACK/NAK, READ and atomic responses
  *
@@ -71,6 +72,11 @@ enum roce_counter {
 	ROCE_CNT_TX_LOOPED,		/* to a device of this host (roce_loop.c) */
 	ROCE_CNT_DROP_LOOP_FULL,	/* that CPU's loopback queue was full */
 	ROCE_CNT_DROP_OUTPUT,		/* netfilter, qdisc or device dropped it */
+	ROCE_CNT_UD_SENDS,		/* datagrams sent (UD and GSI QPs) */
+	ROCE_CNT_UD_RECVS,		/* datagrams placed */
+	ROCE_CNT_DROP_QKEY,		/* UD: Q_Key (or P_Key) mismatch */
+	ROCE_CNT_DROP_NO_RECV,		/* UD: no receive WQE posted */
+	ROCE_CNT_DROP_QP_STATE,		/* UD: QP not ready to receive */
 	ROCE_CNT_NR,
 };
 
@@ -78,6 +84,7 @@ enum roce_counter {
 /* Devices and namespaces (roce_net.c) */
 
 struct roce_ns;
+struct roce_qp;
 
 struct roce_dev {
 	struct softrnic_dev *sdev;
@@ -136,6 +143,12 @@ struct roce_path {
 struct sk_buff *roce_alloc_skb(struct softrnic_qp *qp, const struct roce_pkt *pkt,
 			       void **payload);
 int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb);
+int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
+		   struct dst_cache *cache, struct roce_qp *rqp,
+		   struct sk_buff *skb);
+bool roce_path_set(struct roce_path *p, const struct ib_gid_attr *sgid,
+		   const union ib_gid *dgid, u8 tclass, u8 hop_limit,
+		   u32 flow_label);
 
 /* Packets of one QP on their way out as one UDP GSO skb (roce_net.c). */
 struct roce_batch {
@@ -303,6 +316,38 @@ static inline u32 roce_mtu(const struct softrnic_qp *qp)
 {
 	return ib_mtu_enum_to_int(qp->attr.path_mtu);
 }
+
+/* ------------------------------------------------------------------ */
+/* UD and GSI QPs (roce_ud.c) */
+
+/*
+ * A UD QP's transport state.  Sending is done by the SQ worker, under
+ * qp->mutex, which also guards psn, av, path and dst_cache.  Receiving
+ * runs in softirq on any CPU; rx_lock orders it against state changes.
+ */
+struct roce_ud {
+	struct softrnic_qp *qp;
+	u32 psn;			/* next PSN: unchecked, but counted */
+	/* The AV path and dst_cache were made for (held), or NULL. */
+	struct softrnic_av *av;
+	struct roce_path path;
+	struct dst_cache dst_cache;
+	spinlock_t rx_lock;
+	bool rx_active;			/* RTR, RTS, SQD */
+	struct softrnic_krqe rqe;	/* the receive being placed */
+};
+
+static inline struct roce_ud *roce_ud(const struct softrnic_qp *qp)
+{
+	return qp->wire_priv;
+}
+
+int roce_ud_init(struct softrnic_qp *qp);
+void roce_ud_fini(struct softrnic_qp *qp);
+void roce_ud_modify(struct softrnic_qp *qp, enum ib_qp_state cur);
+int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
+void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off);
 
 /* roce_qp.c */
 int roce_qp_init(struct softrnic_qp *qp);

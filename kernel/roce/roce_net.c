@@ -182,8 +182,12 @@ void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
 		roce_count(sdev, ROCE_CNT_DROP_ICRC - err, 1);
 		goto drop;
 	}
+	if (pkt.info->transport == ROCE_TRANSPORT_UD) {
+		roce_ud_rcv(sdev, qp, &pkt, skb, bth_off);
+		return;
+	}
 	if (pkt.info->transport != ROCE_TRANSPORT_RC) {
-		/* UD and CNPs are not handled by this transport (yet). */
+		/* CNPs: no congestion control to feed. */
 		roce_count(sdev, ROCE_CNT_DROP_TRANSPORT, 1);
 		goto drop;
 	}
@@ -611,6 +615,8 @@ static void roce_route_cached(struct roce_qp *rqp, u32 gen)
 	unsigned int seq;
 	u32 now;
 
+	if (!rqp)
+		return;		/* UD: the path and cache have one writer */
 	do {
 		seq = read_seqbegin(&rqp->path_lock);
 		now = rqp->path.gen;
@@ -619,8 +625,9 @@ static void roce_route_cached(struct roce_qp *rqp, u32 gen)
 		dst_cache_reset(&rqp->dst_cache);
 }
 
-static int roce_xmit4(struct net *net, struct roce_qp *rqp,
-		      const struct roce_path *p, struct sk_buff *skb)
+static int roce_xmit4(struct net *net, struct softrnic_qp *qp,
+		      const struct roce_path *p, struct dst_cache *cache,
+		      struct roce_qp *rqp, struct sk_buff *skb)
 {
 	struct flowi4 fl = {
 		.flowi4_oif = p->ifindex,
@@ -634,14 +641,14 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 	__be32 saddr;
 	int err;
 
-	rt = dst_cache_get_ip4(&rqp->dst_cache, &saddr);
+	rt = dst_cache_get_ip4(cache, &saddr);
 	if (!rt) {
 		rt = ip_route_output_key(net, &fl);
 		if (IS_ERR(rt)) {
 			kfree_skb(skb);
 			return -EHOSTUNREACH;
 		}
-		dst_cache_set_ip4(&rqp->dst_cache, &rt->dst, fl.saddr);
+		dst_cache_set_ip4(cache, &rt->dst, fl.saddr);
 		roce_route_cached(rqp, p->gen);
 	}
 	skb_dst_set(skb, &rt->dst);
@@ -668,15 +675,20 @@ static int roce_xmit4(struct net *net, struct roce_qp *rqp,
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
-	if ((rt->rt_flags & RTCF_LOCAL) && roce_loop_xmit(rqp->qp, net, skb))
-		return 0;
+	if (rt->rt_flags & RTCF_LOCAL) {
+		/* ip_local_out() would; UD receivers see it in the GRH. */
+		ip_send_check(iph);
+		if (roce_loop_xmit(qp, net, skb))
+			return 0;
+	}
 	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
 	err = ip_local_out(net, NULL, skb);
 	return net_xmit_eval(err) ? -ENOBUFS : 0;
 }
 
-static int roce_xmit6(struct net *net, struct roce_qp *rqp,
-		      const struct roce_path *p, struct sk_buff *skb)
+static int roce_xmit6(struct net *net, struct softrnic_qp *qp,
+		      const struct roce_path *p, struct dst_cache *cache,
+		      struct roce_qp *rqp, struct sk_buff *skb)
 {
 	struct flowi6 fl6 = {
 		.flowi6_oif = p->ifindex,
@@ -689,7 +701,7 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	struct ipv6hdr *ip6h;
 	int err;
 
-	dst = dst_cache_get_ip6(&rqp->dst_cache, &saddr);
+	dst = dst_cache_get_ip6(cache, &saddr);
 	if (!dst) {
 		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 		if (IS_ERR(dst) || dst->error) {
@@ -698,7 +710,7 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 			kfree_skb(skb);
 			return -EHOSTUNREACH;
 		}
-		dst_cache_set_ip6(&rqp->dst_cache, dst, &fl6.saddr);
+		dst_cache_set_ip6(cache, dst, &fl6.saddr);
 		roce_route_cached(rqp, p->gen);
 	}
 	skb_dst_set(skb, dst);
@@ -721,7 +733,7 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
 	if ((dst->dev->flags & IFF_LOOPBACK) &&
-	    roce_loop_xmit(rqp->qp, net, skb))
+	    roce_loop_xmit(qp, net, skb))
 		return 0;
 	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
 	err = ip6_local_out(net, NULL, skb);
@@ -730,43 +742,43 @@ static int roce_xmit6(struct net *net, struct roce_qp *rqp,
 
 /*
  * Send one packet of @qp (skb from roce_alloc_skb(), payload filled in),
- * or a batch (roce_batch_xmit()).  Any context but hard IRQ; consumes
- * @skb.  A packet that cannot be routed, or that netfilter, a qdisc or
- * the device drops, is lost and counted (the requester's timer recovers
- * it).  roce_xmit4/6 consume the skb on every path, so that nothing here
- * touches it after ip_local_out(): that may free it and still return an
- * error (a netfilter drop after a failed re-route, NF_DROP_ERR).
+ * or a batch (roce_batch_xmit()), along @path with its routes cached in
+ * @cache; @rqp: an RC QP, whose path may change under the transmit.  Any
+ * context but hard IRQ; consumes @skb.  A packet that cannot be routed,
+ * or that netfilter, a qdisc or the device drops, is lost and counted
+ * (an RC requester's timer recovers it).  roce_xmit4/6 consume the skb
+ * on every path, so that nothing here touches it after ip_local_out():
+ * that may free it and still return an error (a netfilter drop after a
+ * failed re-route, NF_DROP_ERR).
  */
-int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
+int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
+		   struct dst_cache *cache, struct roce_qp *rqp,
+		   struct sk_buff *skb)
 {
 	struct net_device *ndev = qp->sdev->netdev;
 	u32 segs = skb_shinfo(skb)->gso_segs ?: 1;
-	struct roce_path path;
 	u32 len = skb->len;
 	int err;
 
-	roce_read_path(roce_qp(qp), &path);
-	if (!path.valid) {
+	if (!path->valid) {
 		kfree_skb(skb);
-		return -EHOSTUNREACH;
+		err = -EHOSTUNREACH;
+		goto out;
 	}
-
 	/* BH off: the route cache is per CPU. */
 	local_bh_disable();
 	rcu_read_lock();
 	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED) {
-		rcu_read_unlock();
-		local_bh_enable();
 		kfree_skb(skb);
-		return -ENODEV;
+		err = -ENODEV;
+	} else if (path->ipv6) {
+		err = roce_xmit6(dev_net(ndev), qp, path, cache, rqp, skb);
+	} else {
+		err = roce_xmit4(dev_net(ndev), qp, path, cache, rqp, skb);
 	}
-	if (path.ipv6)
-		err = roce_xmit6(dev_net(ndev), roce_qp(qp), &path, skb);
-	else
-		err = roce_xmit4(dev_net(ndev), roce_qp(qp), &path, skb);
 	rcu_read_unlock();
 	local_bh_enable();
-
+out:
 	if (err) {
 		roce_count(qp->sdev, err == -EHOSTUNREACH ? ROCE_CNT_DROP_NO_ROUTE :
 			   ROCE_CNT_DROP_OUTPUT, segs);
@@ -776,6 +788,16 @@ int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
 	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, segs);
 	roce_count(qp->sdev, ROCE_CNT_TX_BYTES, len);
 	return 0;
+}
+
+/* A packet of RC QP @qp, along its current path. */
+int roce_xmit(struct softrnic_qp *qp, struct sk_buff *skb)
+{
+	struct roce_qp *rqp = roce_qp(qp);
+	struct roce_path path;
+
+	roce_read_path(rqp, &path);
+	return roce_xmit_path(qp, &path, &rqp->dst_cache, rqp, skb);
 }
 
 /* ------------------------------------------------------------------ */

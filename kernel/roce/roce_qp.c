@@ -27,44 +27,60 @@ void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work)
 		queue_work(softrnic_queue_wq(qp->sdev), work);
 }
 
+/*
+ * Where packets from source GID @sgid to @dgid go: the addresses, the
+ * egress netdev and the IP header fields.  false if the pair is not one
+ * RoCEv2 can carry (no RoCEv2 source GID, IP versions that differ).
+ * @sport is left to the caller: it depends on the QPs that talk.
+ */
+bool roce_path_set(struct roce_path *p, const struct ib_gid_attr *sgid,
+		   const union ib_gid *dgid, u8 tclass, u8 hop_limit,
+		   u32 flow_label)
+{
+	struct net_device *ndev;
+
+	memset(p, 0, sizeof(*p));
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return false;
+	if (rdma_gid_attr_network_type(sgid) == RDMA_NETWORK_IPV4) {
+		if (!ipv6_addr_v4mapped((const struct in6_addr *)dgid->raw))
+			return false;
+		memcpy(&p->saddr4, &sgid->gid.raw[12], 4);
+		memcpy(&p->daddr4, &dgid->raw[12], 4);
+	} else {
+		p->ipv6 = true;
+		memcpy(&p->saddr6, sgid->gid.raw, sizeof(p->saddr6));
+		memcpy(&p->daddr6, dgid->raw, sizeof(p->daddr6));
+	}
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid);
+	if (!IS_ERR(ndev))
+		p->ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	p->tos = tclass;
+	p->ttl = hop_limit ? hop_limit : 64;
+	p->flow_label = flow_label;
+	p->valid = true;
+	return true;
+}
+
 /* The AV as the transmit path needs it; qp->mutex held. */
 static void roce_path_update(struct roce_qp *rqp)
 {
 	struct softrnic_qp *qp = rqp->qp;
 	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
 	const struct ib_global_route *grh;
-	const struct ib_gid_attr *sgid;
-	struct net_device *ndev;
 	struct roce_path p = {};
 
-	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		goto store;
-	grh = rdma_ah_read_grh(ah);
-	sgid = grh->sgid_attr;
-	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-		goto store;
-	if (rdma_gid_attr_network_type(sgid) == RDMA_NETWORK_IPV4) {
-		if (!ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
-			goto store;
-		memcpy(&p.saddr4, &sgid->gid.raw[12], 4);
-		memcpy(&p.daddr4, &grh->dgid.raw[12], 4);
-	} else {
-		p.ipv6 = true;
-		memcpy(&p.saddr6, sgid->gid.raw, sizeof(p.saddr6));
-		memcpy(&p.daddr6, grh->dgid.raw, sizeof(p.daddr6));
+	if (rdma_ah_get_ah_flags(ah) & IB_AH_GRH) {
+		grh = rdma_ah_read_grh(ah);
+		if (roce_path_set(&p, grh->sgid_attr, &grh->dgid,
+				  grh->traffic_class, grh->hop_limit,
+				  grh->flow_label))
+			p.sport = htons(rdma_get_udp_sport(grh->flow_label,
+							   qp->ibqp.qp_num,
+							   qp->attr.dest_qp_num));
 	}
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(sgid);
-	if (!IS_ERR(ndev))
-		p.ifindex = ndev->ifindex;
-	rcu_read_unlock();
-	p.tos = grh->traffic_class;
-	p.ttl = grh->hop_limit ? grh->hop_limit : 64;
-	p.flow_label = grh->flow_label;
-	p.sport = htons(rdma_get_udp_sport(grh->flow_label, qp->ibqp.qp_num,
-					   qp->attr.dest_qp_num));
-	p.valid = true;
-store:
 	/* Readers run in softirq: keep them off this CPU while writing. */
 	p.gen = rqp->path.gen + 1;	/* writers hold qp->mutex */
 	write_seqlock_bh(&rqp->path_lock);
@@ -78,9 +94,8 @@ int roce_qp_init(struct softrnic_qp *qp)
 {
 	struct roce_qp *rqp;
 
-	/* UD and GSI QPs have no transport state (yet). */
 	if (qp->kind != SR_QP_RC)
-		return 0;
+		return roce_ud_init(qp);
 	rqp = kzalloc(sizeof(*rqp), GFP_KERNEL);
 	if (!rqp)
 		return -ENOMEM;
@@ -108,6 +123,10 @@ void roce_qp_fini(struct softrnic_qp *qp)
 {
 	struct roce_qp *rqp = roce_qp(qp);
 
+	if (qp->kind != SR_QP_RC) {
+		roce_ud_fini(qp);
+		return;
+	}
 	WRITE_ONCE(rqp->dying, true);
 	roce_req_stop(rqp);
 	roce_resp_stop(rqp, false);
@@ -135,8 +154,10 @@ void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur)
 	struct roce_qp *rqp = roce_qp(qp);
 	enum ib_qp_state state = qp->state;
 
-	if (!rqp)
+	if (qp->kind != SR_QP_RC) {
+		roce_ud_modify(qp, cur);
 		return;
+	}
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
 		roce_path_update(rqp);
 
@@ -169,18 +190,8 @@ int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 	struct roce_qp *rqp = roce_qp(qp);
 	int ret;
 
-	if (!rqp) {
-		/*
-		 * UD/GSI: no datagram transport yet.  As before there was a
-		 * transport at all, GSI sends complete into the void (ib_mad
-		 * waits for them) and UD sends stay posted until a flush.
-		 */
-		if (qp->ibqp.qp_type == IB_QPT_GSI) {
-			softrnic_sq_complete(qp, wqe->index, IB_WC_SUCCESS, 0);
-			return 0;
-		}
-		return -EAGAIN;
-	}
+	if (qp->kind != SR_QP_RC)
+		return roce_ud_xmit(qp, wqe);
 	ret = roce_req_take(rqp, wqe);
 	if (ret)
 		return ret;

@@ -39,6 +39,11 @@ static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_TX_LOOPED].name = "tx_looped",
 	[ROCE_CNT_DROP_LOOP_FULL].name = "tx_drop_loop_full",
 	[ROCE_CNT_DROP_OUTPUT].name = "tx_drop_output",
+	[ROCE_CNT_UD_SENDS].name = "ud_sends",
+	[ROCE_CNT_UD_RECVS].name = "ud_recvs",
+	[ROCE_CNT_DROP_QKEY].name = "rx_drop_bad_qkey",
+	[ROCE_CNT_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
+	[ROCE_CNT_DROP_QP_STATE].name = "rx_drop_qp_state",
 };
 
 struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,

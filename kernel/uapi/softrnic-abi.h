@@ -215,6 +215,9 @@ enum softrnic_wc_opcode {
 #define SOFTRNIC_WC_F_GRH		(1U << 0)
 #define SOFTRNIC_WC_F_WITH_IMM		(1U << 1)
 #define SOFTRNIC_WC_F_WITH_INV		(1U << 3)
+/* UD receives: smac and vlan_id are valid (kernel consumers read them). */
+#define SOFTRNIC_WC_F_SMAC		(1U << 8)
+#define SOFTRNIC_WC_F_VLAN		(1U << 9)
 
 struct softrnic_cqe {
 	__aligned_u64 wr_id;
