@@ -37,6 +37,10 @@
 #define SOFTRNIC_MAX_SRQ_WR		(1 << 14)
 #define SOFTRNIC_MAX_SRQ_SGE		32
 #define SOFTRNIC_MAX_AH			(1 << 16)
+/* RoCE UD multicast: groups per device, QPs per group, attachments. */
+#define SOFTRNIC_MAX_MCAST_GRP		1024
+#define SOFTRNIC_MAX_MCAST_QP_ATTACH	64
+#define SOFTRNIC_MAX_TOTAL_MCAST_QP_ATTACH	16384
 #define SOFTRNIC_MAX_RD_ATOMIC		128
 #define SOFTRNIC_MAX_FAST_REG_PAGES	512
 #define SOFTRNIC_MAX_MSG_SIZE		(1U << 31)

@@ -34,6 +34,8 @@
 #define ROCE_MAX_LEN		(0xffff - 8)
 
 #define ROCE_QPN_MASK		0xffffffU
+/* Destination QPN of a UD multicast packet (IBTA 10.5.2.4). */
+#define ROCE_MCAST_QPN		0xffffffU
 #define ROCE_PSN_MASK		0xffffffU
 #define ROCE_MSN_MASK		0xffffffU
 

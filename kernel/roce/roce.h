@@ -9,6 +9,7 @@
  *   roce_loop.c  packets to a device of this host, around the IP stack
  *   roce_qp.c    QP hooks (create, modify, destroy), sq_xmit, counters
  *   roce_ud.c    UD and GSI QPs: datagrams, Q_Keys, the GRH area
+ *   roce_mcast.c UD multicast groups: attach/detach, IP joins, fan-out
  *   roce_req.c   requester: segmentation, retransmission, completions
  *   roce_resp.c  responder: placement, ACK/NAK, READ and atomic responses
  *
@@ -92,6 +93,11 @@ struct roce_dev {
 	struct list_head ns_node;
 	struct roce_ns *rns;
 	u64 __percpu *stats;
+	/* Multicast groups (roce_mcast.c): RCU list, mc_mutex for writers. */
+	struct mutex mc_mutex;
+	struct list_head mcgs;
+	unsigned int nmcg;
+	unsigned int nattach;
 };
 
 static inline struct roce_dev *roce_dev(const struct softrnic_dev *sdev)
@@ -348,6 +354,17 @@ void roce_ud_modify(struct softrnic_qp *qp, enum ib_qp_state cur);
 int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off);
+void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+		     const struct roce_pkt *pkt, const struct sk_buff *skb,
+		     u32 bth_off);
+
+/* roce_mcast.c */
+int roce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int roce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void roce_mcast_init(struct roce_dev *rdev);
+void roce_mcast_fini(struct roce_dev *rdev);
+void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
+		    const struct sk_buff *skb, u32 bth_off);
 
 /* roce_qp.c */
 int roce_qp_init(struct softrnic_qp *qp);

@@ -25,6 +25,9 @@ static void softrnic_roce_fill_device_attr(struct softrnic_dev *sdev,
 {
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	attr->max_mcast_grp = SOFTRNIC_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SOFTRNIC_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SOFTRNIC_MAX_TOTAL_MCAST_QP_ATTACH;
 }
 
 static const struct ib_device_ops softrnic_roce_ops = {
@@ -32,6 +35,9 @@ static const struct ib_device_ops softrnic_roce_ops = {
 	/* transport counters, roce_stats.c */
 	.alloc_hw_port_stats = roce_alloc_hw_port_stats,
 	.get_hw_stats = roce_get_hw_stats,
+	/* UD multicast, roce_mcast.c */
+	.attach_mcast = roce_attach_mcast,
+	.detach_mcast = roce_detach_mcast,
 };
 
 const struct softrnic_wire softrnic_roce_wire = {

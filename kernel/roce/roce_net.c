@@ -987,6 +987,7 @@ int roce_dev_init(struct softrnic_dev *sdev)
 	if (!rdev)
 		return -ENOMEM;
 	rdev->sdev = sdev;
+	roce_mcast_init(rdev);
 	rdev->stats = __alloc_percpu(sizeof(u64) * ROCE_CNT_NR,
 				     __alignof__(u64));
 	if (!rdev->stats) {
@@ -1035,6 +1036,7 @@ void roce_dev_fini(struct softrnic_dev *sdev)
 	/* Receivers that found the device are done with it. */
 	synchronize_rcu();
 	sdev->wire_priv = NULL;
+	roce_mcast_fini(rdev);
 	free_percpu(rdev->stats);
 	kfree(rdev);
 }

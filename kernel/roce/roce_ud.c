@@ -245,11 +245,12 @@ static enum ib_wc_status roce_ud_place(struct roce_ud *ud,
 }
 
 /*
- * A UD packet (ICRC checked, parsed) for @qp, the QP its BTH names (held
- * by the caller), or NULL.  Softirq; consumes @skb.
+ * Deliver a UD packet (ICRC checked, parsed) to @qp (held by the caller)
+ * or, NULL, to nobody.  Softirq; @skb stays the caller's.
  */
-void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
-		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off)
+void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+		     const struct roce_pkt *pkt, const struct sk_buff *skb,
+		     u32 bth_off)
 {
 	struct softrnic_cqe cqe = {};
 	enum ib_wc_status status;
@@ -259,26 +260,26 @@ void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 
 	if (!qp || qp->kind != SR_QP_UD) {
 		roce_count(sdev, ROCE_CNT_DROP_UNKNOWN_QP, 1);
-		goto drop;
+		return;
 	}
 	ud = roce_ud(qp);
 	/* The default partition is the only one we are a member of. */
 	if ((pkt->pkey & 0x7fff) != (ROCE_DEFAULT_PKEY & 0x7fff) ||
 	    pkt->deth.qkey != READ_ONCE(qp->attr.qkey)) {
 		roce_count(sdev, ROCE_CNT_DROP_QKEY, 1);
-		goto drop;
+		return;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_GSI &&
 	    pkt->payload_len > IB_MGMT_MAD_SIZE) {
 		roce_count(sdev, ROCE_CNT_DROP_LENGTH, 1);
-		goto drop;
+		return;
 	}
 
 	spin_lock_irqsave(&ud->rx_lock, flags);
 	if (!ud->rx_active) {
 		spin_unlock_irqrestore(&ud->rx_lock, flags);
 		roce_count(sdev, ROCE_CNT_DROP_QP_STATE, 1);
-		goto drop;
+		return;
 	}
 	err = softrnic_rq_get(qp, &ud->rqe);
 	if (err) {
@@ -286,7 +287,7 @@ void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		/* -EIO: a corrupt RQ, and the core moves the QP to ERR */
 		if (err == -ENOENT)
 			roce_count(sdev, ROCE_CNT_DROP_NO_RECV, 1);
-		goto drop;
+		return;
 	}
 	status = roce_ud_place(ud, pkt, skb, bth_off);
 	cqe.wr_id = ud->rqe.rqe.wr_id;
@@ -314,8 +315,19 @@ void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 	spin_unlock_irqrestore(&ud->rx_lock, flags);
 	if (status != IB_WC_SUCCESS)
 		softrnic_qp_error(qp, false);
+}
+
+/*
+ * A UD packet for the QP its BTH names (@qp, held by the caller, or NULL)
+ * or, with the multicast QPN, for the QPs attached to its group.
+ * Softirq; consumes @skb.
+ */
+void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off)
+{
+	if (pkt->dest_qpn == ROCE_MCAST_QPN)
+		roce_mcast_rcv(sdev, pkt, skb, bth_off);
+	else
+		roce_ud_deliver(sdev, qp, pkt, skb, bth_off);
 	consume_skb(skb);
-	return;
-drop:
-	kfree_skb(skb);
 }

@@ -1,9 +1,9 @@
 #!/bin/bash
-# RDMA CM over RoCEv2 (CM MADs on the GSI QP, UD datagrams): librdmacm's
-# tools, perftest -R and rsockets (rstream, riostream), softrnic <->
-# softrnic between two namespaces over IPv4 and IPv6, both ends on one
-# device, and softrnic <-> rdma_rxe both ways.  A connect to a port nobody listens on is rejected
-# at once (a CM REJ), not by a timeout.
+# RDMA CM over RoCEv2 (CM MADs on the GSI QP, UD datagrams, multicast):
+# librdmacm's tools, perftest -R and rsockets (rstream, riostream),
+# softrnic <-> softrnic between two namespaces over IPv4 and IPv6, both
+# ends on one device, and softrnic <-> rdma_rxe both ways.  A connect to a
+# port nobody listens on is rejected at once (a CM REJ), not by a timeout.
 # timeout: 1200
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
@@ -71,6 +71,33 @@ cm() {
 	tail -n 2 /tmp/cm.cli | sed 's/^/    /' >&2
 }
 
+mc_joined() { $1 "$IP" maddr show | grep -qE "inet +$2( |$)"; }
+
+# mckey_run SRV_PFX CLI_PFX SRV_ADDR WHAT: UD multicast through rdma_cm:
+# a receiver joins 239.1.2.3 at SRV_ADDR and waits for 10 datagrams; a
+# sender joins from the other end and sends 10, again until the receiver
+# has them all (a datagram sent before the receiver's QP is attached,
+# right after its IP join shows, is lost, as multicast may be).
+mckey_run() {
+	local s=$1 c=$2 a=$3 w=$4 ca spid try
+	case $s/$c/$a in
+	//*) ca=$a ;;
+	*/10.0.0.2) ca=10.0.0.1 ;;
+	*) ca=10.0.0.2 ;;
+	esac
+	log "$w: mckey"
+	$s timeout 120 mckey -m 239.1.2.3 -b "$a" -C 10 -S 512 >/tmp/cm.srv 2>&1 &
+	spid=$!
+	retry_until 30 mc_joined "$s" 239.1.2.3
+	for try in $(seq 20); do
+		kill -0 $spid 2>/dev/null || break
+		$c timeout 60 mckey -m 239.1.2.3 -s -b "$ca" -C 10 -S 512 >/tmp/cm.cli 2>&1 ||
+			{ cat /tmp/cm.cli; die "$w: mckey sender failed"; }
+	done
+	wait $spid || { cat /tmp/cm.srv; die "$w: mckey receiver failed"; }
+	tail -n 1 /tmp/cm.srv | sed 's/^/    /' >&2
+}
+
 # tool NAME SRV_PFX CLI_PFX SRV_ADDR WHAT: one tool, its server at SRV_ADDR
 tool() {
 	local t=$1 s=$2 c=$3 a=$4 w=$5
@@ -94,6 +121,7 @@ tool() {
 		cm "$w: ib_send_bw -R -c UD" "$s" "$c" 18515 \
 			"ib_send_bw -R -c UD -n 500 -s 1024" \
 			"ib_send_bw -R -c UD -n 500 -s 1024 $a" ;;
+	mckey) mckey_run "$s" "$c" "$a" "$w" ;;
 	cmtime) CM_SERVES_FOREVER=cmtime cm "$w: cmtime" "$s" "$c" 7471 "cmtime -b $a" \
 		"cmtime -s $a -c 50"
 		grep -E "connect" /tmp/cm.cli | sed 's/^/    /' >&2 ;;
@@ -110,11 +138,11 @@ suite() {
 	done
 }
 
-ALL="rping ucmatose udaddy rdma_client rstream riostream perftest cmtime"
+ALL="rping ucmatose udaddy mckey rdma_client rstream riostream perftest cmtime"
 # shellcheck disable=SC2086
 suite in_peer "" 10.0.0.2 "softrnic <-> softrnic" $ALL
 suite in_peer "" fd00::2 "softrnic <-> softrnic, IPv6" rping ucmatose udaddy rstream
-suite "" "" 10.0.0.1 "one device" rping ucmatose udaddy rdma_client perftest cmtime
+suite "" "" 10.0.0.1 "one device" rping ucmatose udaddy mckey rdma_client perftest cmtime
 
 log "connect to a port nobody listens on"
 start=${EPOCHREALTIME/./}
@@ -136,8 +164,8 @@ rdma link delete roce0 || die "delete roce0"
 modprobe rdma_rxe || die "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid r0 rxe0 "$GID4_0"
-suite in_peer "" 10.0.0.2 "rxe -> softrnic" rping ucmatose udaddy rstream perftest cmtime
-suite "" in_peer 10.0.0.1 "softrnic -> rxe" rping ucmatose udaddy rstream perftest cmtime
+suite in_peer "" 10.0.0.2 "rxe -> softrnic" rping ucmatose udaddy mckey rstream perftest cmtime
+suite "" in_peer 10.0.0.1 "softrnic -> rxe" rping ucmatose udaddy mckey rstream perftest cmtime
 rdma link delete rxe0
 in_peer rdma link delete roce1
 modprobe -r rdma_rxe

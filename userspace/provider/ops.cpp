@@ -7,6 +7,7 @@
 #include "ah.h"
 #include "context.h"
 #include "cq.h"
+#include "mcast.h"
 #include "mr.h"
 #include "pd.h"
 #include "qp.h"
@@ -60,6 +61,8 @@ constexpr verbs_context_ops make_context_ops() noexcept
 
 	ops.create_ah = create_ah;
 	ops.destroy_ah = destroy_ah;
+	ops.attach_mcast = attach_mcast;
+	ops.detach_mcast = detach_mcast;
 	return ops;
 }
 

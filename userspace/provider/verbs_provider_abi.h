@@ -452,6 +452,8 @@ int ibv_cmd_dealloc_mw(ibv_mw *mw);
 int ibv_cmd_create_ah(ibv_pd *pd, ibv_ah *ah, ibv_ah_attr *attr, ib_uverbs_create_ah_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_ah(ibv_ah *ah);
+int ibv_cmd_attach_mcast(ibv_qp *qp, const ibv_gid *gid, uint16_t lid);
+int ibv_cmd_detach_mcast(ibv_qp *qp, const ibv_gid *gid, uint16_t lid);
 
 /* Reads <ibdev_path>/<formatted name> into buf; returns its length or -1. */
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size, verbs_sysfs_dev *sysfs_dev, const char *fnfmt,

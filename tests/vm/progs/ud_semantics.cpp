@@ -275,7 +275,8 @@ void case_grh()
 		/* UDP (8) + BTH (12) + DETH (8) + ImmDt (4) + payload + ICRC (4) */
 		if (ntohs(h.ip6_plen) != 8 + 12 + 8 + 4 + len + 4)
 			check_failed("GRH: payload length %u", ntohs(h.ip6_plen));
-		if (std::memcmp(&h.ip6_src, env.gid.raw, 16) || std::memcmp(&h.ip6_dst, env.gid.raw, 16))
+		if (std::memcmp(&h.ip6_src, env.gid.raw, 16) ||
+		    std::memcmp(&h.ip6_dst, env.gid.raw, 16))
 			check_failed("GRH: addresses are not the GIDs");
 	} else {
 		static const uint8_t zero[20] = {};
@@ -376,7 +377,8 @@ void case_mtu()
 	Ud c = make_ud();
 	post_recv(b.qp.get(), nullptr, 8, {sge(0, (uint32_t)(GRH + env.mtu + 8))});
 	post_send(c.qp.get(), ah.get(), b.qp->qp_num, QKEY, {sge(4096, (uint32_t)env.mtu + 1)}, 2);
-	expect_status(wait_wc(c.cq.get(), 2, "send"), IBV_WC_LOC_LEN_ERR, "send longer than the MTU");
+	expect_status(wait_wc(c.cq.get(), 2, "send"), IBV_WC_LOC_LEN_ERR,
+		      "send longer than the MTU");
 	if (!poll_n(b.cq.get(), 1, 300).empty())
 		check_failed("a datagram longer than the MTU was delivered");
 }
@@ -412,8 +414,8 @@ void case_sge()
 	fill_stream(at(1000), 5, 100, 7);
 	fill_stream(at(2000), 5, 107, 300);
 	post_recv(b.qp.get(), nullptr, 7, {sge(4096, 30), sge(5000, 110), sge(6000, 400)});
-	post_send(a.qp.get(), ah.get(), b.qp->qp_num, QKEY, {sge(0, 100), sge(1000, 7), sge(2000, 300)},
-		  1);
+	post_send(a.qp.get(), ah.get(), b.qp->qp_num, QKEY,
+		  {sge(0, 100), sge(1000, 7), sge(2000, 300)}, 1);
 	expect_status(wait_wc(a.cq.get(), 1, "send"), IBV_WC_SUCCESS, "send");
 	ibv_wc wc = wait_wc(b.cq.get(), 7, "receive");
 	expect_status(wc, IBV_WC_SUCCESS, "receive");
@@ -492,15 +494,16 @@ int main(int argc, char **argv)
 	if (!env.pd)
 		fatal("ibv_alloc_pd: %s", std::strerror(errno));
 	env.mem.assign(64 * 1024, 0);
-	env.mr.reset(ibv_reg_mr(env.pd.get(), env.mem.data(), env.mem.size(),
-				IBV_ACCESS_LOCAL_WRITE));
+	env.mr.reset(
+	    ibv_reg_mr(env.pd.get(), env.mem.data(), env.mem.size(), IBV_ACCESS_LOCAL_WRITE));
 	if (!env.mr)
 		fatal("ibv_reg_mr: %s", std::strerror(errno));
-	msg("%s GID %d %s, MTU %d", dev.c_str(), env.gid_index, gid_str(env.gid.raw).c_str(), env.mtu);
+	msg("%s GID %d %s, MTU %d", dev.c_str(), env.gid_index, gid_str(env.gid.raw).c_str(),
+	    env.mtu);
 
 	const std::pair<const char *, std::function<void()>> cases[] = {
-	    {"grh", case_grh},	 {"zero", case_zero}, {"qkey", case_qkey}, {"short", case_short},
-	    {"mtu", case_mtu},	 {"srq", case_srq},   {"sge", case_sge},   {"many", case_many},
+	    {"grh", case_grh}, {"zero", case_zero}, {"qkey", case_qkey}, {"short", case_short},
+	    {"mtu", case_mtu}, {"srq", case_srq},   {"sge", case_sge},	 {"many", case_many},
 	};
 	int ok = 0, failed = 0;
 	for (const auto &[name, fn] : cases) {
