@@ -42,6 +42,8 @@ static void softrnic_dev_release(struct softrnic_dev *sdev)
 
 	if (sdev->wire_priv)
 		sdev->wire->dev_fini(sdev);
+	/* NULL (a veth, say) or the reference softrnic_dev_bind() took. */
+	put_device(sdev->ibdev.dev.parent);
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
@@ -165,6 +167,41 @@ static void softrnic_dev_free_unregistered(struct softrnic_dev *sdev)
 	ib_dealloc_device(&sdev->ibdev);
 }
 
+/*
+ * Take the netdev's port state, and put the ib_device under the netdev's
+ * parent device (the PCI or virtio NIC), as a hardware RNIC is, so that
+ * /sys/class/infiniband/DEV/device/net/ lists the netdev: rdma-core's
+ * tools and tests look for it there.  A veth has no parent; its devices
+ * stay in /sys/devices/virtual.
+ *
+ * Under RTNL the netdev is either registered, and then its parent is
+ * alive and a later NETDEV_UNREGISTER finds sdev, already on the list; or
+ * it is on its way out, possibly announced before sdev was listed: refuse.
+ *
+ * Lifetime: the NIC driver's remove() unregisters the netdev, which waits
+ * for our netdev reference; softrnic_dev_release() drops it only after
+ * ib_core has unregistered (device_del()) the ib_device.  So the parent
+ * outlives the ib_device's registration; our reference on it keeps the
+ * pointer valid, whatever the driver does, for as long as we hold the
+ * netdev.
+ */
+static int softrnic_dev_bind(struct softrnic_dev *sdev)
+{
+	struct net_device *netdev = sdev->netdev;
+	int err = 0;
+
+	rtnl_lock();
+	if (netdev->reg_state != NETREG_REGISTERED) {
+		err = -ENODEV;
+		goto out;
+	}
+	sdev->port_state = softrnic_netdev_port_state(netdev);
+	sdev->ibdev.dev.parent = get_device(netdev->dev.parent);
+out:
+	rtnl_unlock();
+	return err;
+}
+
 int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
 		     const struct softrnic_wire *wire)
 {
@@ -191,9 +228,9 @@ int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
 	list_add_tail(&sdev->list, &softrnic_devices);
 	mutex_unlock(&softrnic_devices_lock);
 
-	rtnl_lock();
-	sdev->port_state = softrnic_netdev_port_state(netdev);
-	rtnl_unlock();
+	err = softrnic_dev_bind(sdev);
+	if (err)
+		goto err_free;
 
 	err = ib_device_set_netdev(&sdev->ibdev, netdev, 1);
 	if (err)

@@ -17,6 +17,22 @@ VM_QEMU=${SOFTRNIC_QEMU:-qemu-system-x86_64}
 # must not pass while the kernel complains.
 VM_SPLAT_RE='BUG:|WARNING:|Oops|general protection fault|soft lockup|hard LOCKUP|refcount_t:|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|hung_task|blocked for more than|Call Trace:'
 
+# The guest's network hardware (VM_NICS, from SOFTRNIC_VM_NICS or a test's
+# "# vm-nics:" line): "veth" (the default) gives the guest no NIC at all,
+# tests build veth pairs; "virtio" adds two virtio-net NICs joined back to
+# back by a QEMU hub (no host network), so that tests can put softrnic on
+# a real NIC driver (tests/vm/lib.sh net_setup).  The MACs order them:
+# the first becomes sr0, the second sr1.
+VM_NIC_MACS=(52:54:00:5e:72:00 52:54:00:5e:72:01)
+
+# Check a VM_NICS value; usage: vm_check_nics VALUE WHERE
+vm_check_nics() {
+	case $1 in
+	veth | virtio) ;;
+	*) vm_die "$2: '$1' is not a VM network (veth or virtio)" ;;
+	esac
+}
+
 vm_msg() { printf 'vm: %s\n' "$*" >&2; }
 # 125: "the harness itself failed" (as in git bisect run), distinct from
 # any status the guest command can return and from timeout's 124.
@@ -291,6 +307,7 @@ vm_prepare_modules() {
 #        VM_STDOUT, VM_STDERR  where the guest command's stdout/stderr go:
 #                    "-" = stream to our own stdout/stderr, else a file
 #        VM_MEM (MB), VM_TIMEOUT (s, 0 = none), VM_ACCEL (kvm|tcg)
+#        VM_NICS     veth (no NIC) or virtio (two, back to back)
 #        vm_poll_hook  optional function run every 0.2 s while the VM is
 #                    up; a non-zero return kills the VM (result "killed")
 #   out: VM_RESULT   done (the command ran; VM_STATUS is its exit status),
@@ -384,6 +401,16 @@ vm_boot_once() {
 		_io_args+=(-device "virtconsole,chardev=$_name,name=softrnic.$_name")
 	done
 
+	# A hub with nothing but the two NICs on it: a cable between them.
+	# (QEMU warns in qemu.log that the hub has no host network.)
+	local _nic_args=()
+	if [ "${VM_NICS:-veth}" = virtio ]; then
+		for _i in 0 1; do
+			_nic_args+=(-netdev "hubport,id=nic$_i,hubid=0"
+				-device "virtio-net-pci,netdev=nic$_i,mac=${VM_NIC_MACS[_i]}")
+		done
+	fi
+
 	vm_share_args
 	"$VM_QEMU" -name softrnic-vm -machine pc "${_accel_args[@]}" \
 		-smp 2 -m "${VM_MEM:-2048}" \
@@ -392,7 +419,7 @@ vm_boot_once() {
 		-chardev "file,id=con,path=$VM_CONSOLE$_con_opt" -serial chardev:con \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$VM_CTL,mount_tag=vmctl,security_model=none" \
-		"${VM_SHARE_ARGS[@]}" "${_io_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
+		"${VM_SHARE_ARGS[@]}" "${_io_args[@]}" "${_nic_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
 	_qemu_pid=$!
 	VM_QEMU_PID=$_qemu_pid
 	for _i in "${_tails[@]}"; do

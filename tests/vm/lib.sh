@@ -5,11 +5,30 @@
 # A test exits 0 to pass, 77 to be skipped, anything else to fail.  Kernel
 # splats logged while it runs fail it regardless (run-suite checks).
 #
-# Network: net_setup gives two "hosts" joined by a veth pair:
+# Network: net_setup gives two "hosts" joined by a cable:
 #     sr0  initial netns   10.0.0.1/24  fd00::1/64
 #     sr1  netns "peer"    10.0.0.2/24  fd00::2/64
 # sr0 stays in the initial namespace because Linux 6.1's rdma_rxe only
-# works there.
+# works there.  The cable is one of two topologies, chosen by
+# SOFTRNIC_VM_NICS:
+#   veth    (default) sr0/sr1 are the two ends of a veth pair, made by
+#           net_setup and deleted by net_teardown.
+#   virtio  sr0/sr1 are the guest's two virtio-net NICs (PCI functions,
+#           driven by virtio_net), which QEMU joins back to back through
+#           a hub; the VM has them only when asked: SOFTRNIC_VM_NICS=virtio
+#           for scripts/vm/run or run-suite, or a test's "# vm-nics:
+#           virtio" line (such a test sets SOFTRNIC_VM_NICS=virtio itself).
+#           net_setup binds virtio_net, renames the NICs (the lower MAC
+#           becomes sr0) and moves sr1 to the peer netns; net_teardown
+#           unbinds the driver, which removes both netdevs wherever they
+#           are, so every net_setup starts from fresh netdevs as with a
+#           veth.  Unlike a veth, a NIC has a parent device (an RDMA device
+#           on it shows up under /sys/class/infiniband/DEV/device/net/),
+#           virtio_net hands the receiver skbs in page fragments, and GRO
+#           runs on them; offloads are virtio_net's defaults (with QEMU's
+#           hub there is no checksum offload, TSO or USO).
+# Every test that only uses sr0/sr1 through net_setup runs unchanged on
+# either; tests that delete sr0 or make their own veths are veth-only.
 
 if [ "${SOFTRNIC_VM:-}" != 1 ] && [ "${SOFTRNIC_ALLOW_HOST:-}" != 1 ]; then
 	# These tests rewire the network and load modules: keep them off hosts.
@@ -75,18 +94,75 @@ retry_until() {
 # in_peer CMD [ARGS...]: run CMD in the peer network namespace.
 in_peer() { "$IP" netns exec "$PEER_NS" "$@"; }
 
+NET_TOPOLOGY=${SOFTRNIC_VM_NICS:-veth}
+case $NET_TOPOLOGY in
+veth | virtio) ;;
+*) die "SOFTRNIC_VM_NICS must be veth or virtio, not '$NET_TOPOLOGY'" ;;
+esac
+
+VIRTIO_NET_DRV=/sys/bus/virtio/drivers/virtio_net
+
 net_teardown() {
 	# Deleting one end of the veth pair deletes both, synchronously; the
 	# namespace itself is cleaned up by the kernel in the background.
 	"$IP" link del sr0 2>/dev/null
+	# The virtio NICs, in either topology: a virtio test that died
+	# half-way must not leave its sr0/sr1 to a veth test.  Unbinding is
+	# synchronous too; the driver unregisters the netdevs wherever they
+	# are, and RDMA devices on them go first.
+	_net_virtio_unbind
 	"$IP" netns del "$PEER_NS" 2>/dev/null
 	return 0
+}
+
+_net_virtio_unbind() {
+	local d
+	for d in "$VIRTIO_NET_DRV"/virtio*; do
+		[ -e "$d" ] || continue
+		echo "${d##*/}" >"$VIRTIO_NET_DRV/unbind" || log "cannot unbind ${d##*/} from virtio_net"
+	done
+}
+
+# _net_virtio_nics: "MAC NAME" of every netdev virtio_net drives here,
+# sorted by MAC.
+_net_virtio_nics() {
+	local n drv mac
+	for n in /sys/class/net/*; do
+		drv=$(readlink "$n/device/driver" 2>/dev/null) || continue
+		[ "${drv##*/}" = virtio_net ] || continue
+		read -r mac <"$n/address"
+		echo "$mac ${n##*/}"
+	done | sort
+}
+
+_net_virtio_count() { [ "$(_net_virtio_nics | wc -l)" -eq "$1" ]; }
+
+# The two virtio NICs, freshly bound, as sr0 here and sr1 in the peer ns.
+_net_virtio_setup() {
+	local d id nics
+	[ -d "$VIRTIO_NET_DRV" ] || modprobe virtio_net || die "modprobe virtio_net"
+	# Every virtio network device (virtio device ID 1) without a driver.
+	for d in /sys/bus/virtio/devices/*; do
+		read -r id <"$d/device" || continue
+		[ "$id" = 0x0001 ] && [ ! -e "$d/driver" ] || continue
+		echo "${d##*/}" >"$VIRTIO_NET_DRV/bind" || die "cannot bind ${d##*/} to virtio_net"
+	done
+	try_until 5 _net_virtio_count 2 ||
+		die "SOFTRNIC_VM_NICS=virtio, but the VM has $(_net_virtio_nics | wc -l) virtio-net NICs, not 2" \
+			"(give the test a '# vm-nics: virtio' line, or set SOFTRNIC_VM_NICS=virtio for run-suite)"
+	mapfile -t nics < <(_net_virtio_nics)
+	"$IP" link set "${nics[0]#* }" name sr0 &&
+		"$IP" link set "${nics[1]#* }" name sr1 || die "cannot rename ${nics[*]} to sr0/sr1"
 }
 
 net_setup() {
 	net_teardown # leftovers of a test that died half-way
 	"$IP" link set lo up || die "lo up"
-	"$IP" link add sr0 type veth peer name sr1 || die "cannot create veth pair sr0/sr1"
+	if [ "$NET_TOPOLOGY" = virtio ]; then
+		_net_virtio_setup
+	else
+		"$IP" link add sr0 type veth peer name sr1 || die "cannot create veth pair sr0/sr1"
+	fi
 	"$IP" netns add "$PEER_NS" || die "cannot create netns $PEER_NS"
 	"$IP" link set sr1 netns "$PEER_NS" || die "cannot move sr1 to netns $PEER_NS"
 	# nodad: the addresses are usable at once instead of after ~1-2 s of
@@ -98,7 +174,8 @@ net_setup() {
 		in_peer "$IP" addr add 10.0.0.2/24 dev sr1 &&
 		in_peer "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
 		in_peer "$IP" link set sr1 up || die "cannot configure sr1"
-	# A veth's carrier comes up once both ends are up.
+	# A veth's carrier comes up once both ends are up, a NIC's once the
+	# driver has opened it.
 	retry_until 5 _net_carrier_up
 }
 
