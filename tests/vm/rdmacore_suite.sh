@@ -6,6 +6,10 @@
 # python process under a time limit (rdmacore_suite.py).  Passes only with
 # no failure, no error, and no skip of a feature the device claims in its
 # attributes; prints the counts and every skip reason.
+# Runs on the virtio-net topology: the device then has a parent whose
+# net/ lists the netdev, which the rdmacm tests look for (on a veth they
+# skip with "doesn't have net interface").
+# vm-nics: virtio
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 
