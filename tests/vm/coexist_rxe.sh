@@ -115,11 +115,6 @@ traffic() {
 	return $rc
 }
 
-counter() {
-	$3 rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 fail=0
 # Order 1: rdma_rxe first (a host where rxe is in use), then softrnic.
 pair2_up

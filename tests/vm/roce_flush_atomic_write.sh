@@ -49,12 +49,6 @@ run() {
 		die "$name: no checks ran?"
 }
 
-# counter DEV NAME: a port counter of DEV
-counter() {
-	rdma statistic show link "$1/1" 2>/dev/null |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 run v4-0to1 -a roce0 -x "$g0" -b roce1 -y "$g1"
 run v4-1to0 -a roce1 -x "$g1" -b roce0 -y "$g0"
 run v6-0to1 -a roce0 -x "$h0" -b roce1 -y "$h1" --skip-errors

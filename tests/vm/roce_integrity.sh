@@ -117,11 +117,6 @@ netem_on delay 1ms reorder 25% 50%
 integrity reorder peer roce1 roce0 -n 300 -m 256K -s "$(seed 0x1004)"
 netem_on duplicate 1%
 integrity duplicate peer roce1 roce0 -n 300 -m 256K -s "$(seed 0x1005)"
-# counter DEV NAME: a port counter of DEV (empty if it has none)
-counter() {
-	rdma statistic show link "$1/1" 2>/dev/null |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
 # udp_segmentation on|off: batches (UDP GSO skbs) or single packets.  A
 # NIC that cannot segment UDP (virtio-net of Linux 6.1 behind QEMU's hub,
 # SOFTRNIC_VM_NICS=virtio) has it "off [fixed]": single packets only.

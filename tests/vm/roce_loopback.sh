@@ -48,12 +48,6 @@ retry_until 10 ll_ready sr0
 retry_until 10 ll_ready sr1
 grep -q '^fe80:' /sys/class/infiniband/roce0/ports/1/gids/0 || die "GID 0 of roce0 is not fe80::"
 
-# counter DEV NAME: one hw counter of DEV (rdma statistic).
-counter() {
-	rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 # gidx DEV KIND: the GID index of KIND (ll, v4, v6) on DEV
 gidx() {
 	case $2 in

@@ -41,12 +41,6 @@ perf() {
 	rm -f "$out"
 }
 
-# counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic).
-counter() {
-	$3 rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 fail=0
 s0=$(counter roce0 rx_steered) s1=$(counter roce1 rx_steered in_peer)
 b0=$(counter roce0 tx_batches)

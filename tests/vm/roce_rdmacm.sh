@@ -155,9 +155,7 @@ log "rejected after $ms ms"
 
 rdma statistic show link roce0/1
 for c in rx_drop_bad_qkey rx_drop_bad_icrc rx_drop_length; do
-	n=$(rdma statistic show link roce0/1 |
-		awk -v n=$c '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }')
-	assert_eq "$n" 0 "roce0 $c"
+	assert_eq "$(counter roce0 $c)" 0 "roce0 $c"
 done
 rdma link delete roce0 || die "delete roce0"
 

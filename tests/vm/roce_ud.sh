@@ -12,12 +12,6 @@ roce_pair_up
 wait_gid g6_0 roce0 "$GID6_0"
 wait_gid g6_1 roce1 "$GID6_1"
 
-# counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic).
-counter() {
-	$3 rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 # ud SRV_PFX CLI_PFX "SRVDEV GID" "CLIDEV GID" ADDR SIZE N
 ud() {
 	local sd cd

@@ -15,11 +15,6 @@ UDSEM=$build/softrnic-udsem
 
 roce_pair_up
 
-counter() {
-	rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
-}
-
 q0=$(counter roce0 rx_drop_bad_qkey)
 "$UDSEM" -d roce0 || die "UD semantics, IPv4"
 wait_gid g6 roce0 "$GID6_0"

@@ -46,6 +46,13 @@ roce_pair_up() {
 	wait_gid g1 roce1 "$GID4_1"
 }
 
+# counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic), run
+# under PREFIX ("" or in_peer); empty if DEV has no such counter.
+counter() {
+	$3 rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v n="$2" '{ for (i = 3; i < NF; i += 2) if ($i == n) print $(i + 1) }'
+}
+
 # wait_listen PREFIX PORT PID: until a TCP socket listens on PORT in the
 # namespace PREFIX runs in ("" or in_peer), or process PID is gone.
 wait_listen() {
