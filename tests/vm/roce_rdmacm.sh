@@ -1,9 +1,9 @@
 #!/bin/bash
 # RDMA CM over RoCEv2 (CM MADs on the GSI QP, UD datagrams, multicast):
 # librdmacm's tools, perftest -R and rsockets (rstream, riostream),
-# softrnic <-> softrnic between two namespaces over IPv4 and IPv6, both
-# ends on one device, and softrnic <-> rdma_rxe both ways.  A connect to a
-# port nobody listens on is rejected at once (a CM REJ), not by a timeout.
+# softrnic <-> softrnic between two namespaces over IPv4, IPv6 and a VLAN,
+# both ends on one device, and softrnic <-> rdma_rxe both ways.  A connect
+# to a port nobody listens on is rejected at once (a CM REJ), no timeout.
 # timeout: 1200
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
@@ -142,6 +142,24 @@ ALL="rping ucmatose udaddy mckey rdma_client rstream riostream perftest cmtime"
 # shellcheck disable=SC2086
 suite in_peer "" 10.0.0.2 "softrnic <-> softrnic" $ALL
 suite in_peer "" fd00::2 "softrnic <-> softrnic, IPv6" rping ucmatose udaddy rstream
+# VLAN 10 on the veth pair, the devices on the real netdevs: CM MADs and
+# data must go tagged, and answers find the VLAN's GID (IB_WC_WITH_VLAN).
+"$IP" link add link sr0 name sr0.10 type vlan id 10 &&
+	"$IP" addr add 10.0.10.1/24 dev sr0.10 &&
+	"$IP" link set sr0.10 up || die "sr0.10"
+in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
+	in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
+	in_peer "$IP" link set sr1.10 up || die "sr1.10"
+wait_gid gv0 roce0 0000:0000:0000:0000:0000:ffff:0a00:0a01
+wait_gid gv1 roce1 0000:0000:0000:0000:0000:ffff:0a00:0a02
+vrx=$(in_peer cat /sys/class/net/sr1.10/statistics/rx_bytes)
+suite in_peer "" 10.0.10.2 "softrnic <-> softrnic, VLAN 10" rping ucmatose udaddy
+vrx=$(($(in_peer cat /sys/class/net/sr1.10/statistics/rx_bytes) - vrx))
+log "sr1.10 received $vrx bytes tagged"
+[ "$vrx" -gt 100000 ] || die "RDMA CM over VLAN 10: only $vrx bytes came tagged"
+"$IP" link del sr0.10
+in_peer "$IP" link del sr1.10
+
 suite "" "" 10.0.0.1 "one device" rping ucmatose udaddy mckey rdma_client perftest cmtime
 
 log "connect to a port nobody listens on"
