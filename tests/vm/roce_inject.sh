@@ -3,12 +3,13 @@
 # tests/vm/progs/inject.cpp): truncated headers, bad ICRCs, reserved and
 # UC/RD/XRC opcodes, TVer != 0, bad pad counts and lengths, unknown QPNs,
 # spoofed sources, stale responses, duplicate and ahead-of-window PSNs,
-# oversized payloads, well-formed controls and random bytes, over IPv4 and
-# IPv6.  Checks: no crash and no kernel splat (run-suite), each category is
+# oversized payloads, well-formed controls and random bytes, UD and MADs
+# at the GSI QP, over IPv4 and IPv6.  Checks: no crash and no kernel splat (run-suite), each category is
 # counted under its drop reason in `rdma statistic show link roce1/1` and
 # under no other, and the QP the packets were aimed at then runs a full
 # softrnic-integrity exchange with every byte exact.  Finally a SEND above
-# the path MTU at the expected PSN must NAK and put a second QP in ERR.
+# the path MTU at the expected PSN must NAK and put a second QP in ERR,
+# and rdma_cm (ib_cm, after the MADs it was fed) still connects.
 # The injector runs in init_net on sr0, i.e. from the address of the QP's
 # real peer (roce0); the target is roce1 in netns peer.
 # SOFTRNIC_USERSPACE_BUILD=DIR uses DIR's programs.
@@ -66,11 +67,14 @@ duplicate duplicate_requests
 dup_ack acks_sent
 seq_nak seq_naks_sent
 nak naks_sent
+bad_qkey rx_drop_bad_qkey
+mad_length rx_drop_length
+ud_recv ud_recvs
 EOF2
 # these may only move when a category expects them to
 strict="rx_drop_truncated rx_drop_bad_icrc rx_drop_transport rx_drop_opcode rx_drop_tver
 	rx_drop_pad rx_drop_length rx_drop_unknown_qp rx_drop_bad_address rx_drop_out_of_window
-	tx_drop_no_route duplicate_requests naks_sent rnr_naks_sent"
+	rx_drop_bad_qkey tx_drop_no_route duplicate_requests naks_sent rnr_naks_sent"
 
 # settled DEV FILE: counters once two readings 0.1 s apart agree.
 settled() {
@@ -183,7 +187,7 @@ for fam in 4 6; do
 	mtu=$(info "v$fam" mtu)
 	log "IPv$fam target: roce1 QP $qpn, expected PSN $epsn, path MTU $mtu"
 	for cat in empty truncated bad_icrc opcode transport tver pad length unknown_qp \
-		bad_address out_of_window duplicate ahead oversized valid; do
+		bad_address out_of_window duplicate ahead oversized valid ud; do
 		inject_check "$dst" "$qpn" "$epsn" "$mtu" "$cat"
 	done
 	inject_check "$dst" "$qpn" "$epsn" "$mtu" random --random 3000 --seed "$fam"
@@ -211,6 +215,14 @@ else
 	bad "fatal: roce1 QP $qpn is not in ERR: $(rdma resource show qp lqpn "$qpn" 2>&1)"
 fi
 finish_pair fatal
+
+# The GSI QP and ib_cm took the garbage MADs (category ud) and go on:
+# an rdma_cm connection still comes up.
+in_peer timeout 60 rping -s -a 10.0.0.2 -C 5 >/tmp/rping.srv 2>&1 &
+spid=$!
+retry_until 30 sh -c "rdma resource show cm_id | grep -q 'state LISTEN.*:7174'"
+timeout 60 rping -c -a 10.0.0.2 -C 5 -V || bad "rping after the injection failed"
+wait $spid || bad "rping server after the injection failed"
 
 rdma link delete roce0 || die "delete roce0"
 in_peer rdma link delete roce1 || die "delete roce1"

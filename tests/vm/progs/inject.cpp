@@ -60,6 +60,10 @@
  *   random         --random N packets (default 500): random bytes, random
  *                  bytes with a valid ICRC, and mutated valid packets with
  *                  a valid ICRC; never to the target or --avoid-qpn QPNs
+ *   ud             UD at the GSI QP: wrong Q_Key or P_Key, above a MAD's
+ *                  256 bytes, unknown QPNs, the multicast QPN without a
+ *                  group; short, random and CM-class MADs with random
+ *                  contents, which ib_mad / ib_cm must discard
  *   fatal          (only when named) a SEND at the expected PSN with a
  *                  payload above the path MTU: Invalid Request NAK, and the
  *                  target QP goes to the error state
@@ -67,7 +71,8 @@
  * Output: `inject: CATEGORY N packets` per category, then one line per
  * expected outcome, `expect OUTCOME N`, where OUTCOME is one of truncated,
  * bad_icrc, transport, opcode, tver, pad, length, unknown_qp, bad_address,
- * out_of_window (drops), duplicate (duplicate requests, not executed),
+ * out_of_window, bad_qkey, mad_length (drops), ud_recv (delivered to
+ * a UD QP; for QP1, to ib_mad), duplicate (duplicate requests, not executed),
  * dup_ack (ACKs for duplicates that asked for one), seq_nak (at least one
  * sequence NAK), nak (Invalid Request NAKs), any_drop (dropped for one of
  * the drop reasons, which one depends on the transport), none.  The test
@@ -846,6 +851,51 @@ void cat_fatal(Ctx &c)
 	c.send(build(req(ROCE_RC_SEND_ONLY, c.t.qpn, c.t.epsn), bytes(c.t.mtu + 4)), "nak");
 }
 
+/*
+ * UD at the GSI QP (QP1) and elsewhere: a wrong Q_Key (QP1 takes
+ * 0x80010000 only) or P_Key, a datagram above a MAD's 256 bytes, unknown
+ * QPNs, the multicast QPN to a group nobody joined; then datagrams that
+ * pass every check of ours and are MADs ib_mad and ib_cm must refuse:
+ * short ones, random bytes, and CM MADs (class 0x07, version 2) of every
+ * method with random attributes and bodies.
+ */
+void cat_ud(Ctx &c)
+{
+	constexpr uint32_t qp1_qkey = 0x80010000;
+	roce_pkt p = req(ROCE_UD_SEND_ONLY, 1, 0);
+	p.deth.src_qpn = 1;
+	p.deth.qkey = 0x11111111;
+	c.send(build(p, bytes(256)), "bad_qkey");
+	p.deth.qkey = qp1_qkey;
+	roce_pkt k = p;
+	k.pkey = 0x1234;
+	c.send(build(k, bytes(256)), "bad_qkey");
+	c.send(build(p, bytes(260)), "mad_length");
+	c.send(build(p, bytes(1024)), "mad_length");
+	for (uint32_t q : {0xabcdefu, 0x7ffffeu, 0xffffffu}) {
+		roce_pkt u = p;
+		u.dest_qpn = q;
+		c.send(build(u, bytes(256)), "unknown_qp");
+	}
+	for (size_t n : {0, 1, 23, 24, 255})
+		c.send(build(p, bytes(n, 0)), "ud_recv");
+	Rng rng(0x4d4144);
+	for (int i = 0; i < 64; i++) {
+		std::vector<uint8_t> mad(256);
+		for (auto &b : mad)
+			b = (uint8_t)rng.next();
+		if (i >= 16) {
+			mad[0] = 1;		   /* base version */
+			mad[1] = 0x07;		   /* CM */
+			mad[2] = 2;		   /* class version */
+			mad[3] = (uint8_t)(i & 7); /* methods 0..7 */
+			mad[16] = 0x00;		   /* attribute IDs 0x0010..0x001f */
+			mad[17] = (uint8_t)(0x10 + (i & 15));
+		}
+		c.send(build(p, mad), "ud_recv");
+	}
+}
+
 struct Category {
 	const char *name;
 	bool needs_epsn;
@@ -853,12 +903,24 @@ struct Category {
 };
 
 const Category categories[] = {
-    {"empty", false, true},	  {"truncated", false, true},	  {"bad_icrc", false, true},
-    {"opcode", false, true},	  {"transport", false, true},	  {"tver", false, true},
-    {"pad", false, true},	  {"length", false, true},	  {"unknown_qp", false, true},
-    {"bad_address", false, true}, {"out_of_window", false, true}, {"duplicate", true, true},
-    {"ahead", true, true},	  {"oversized", true, true},	  {"valid", true, true},
-    {"random", false, true},	  {"fatal", true, false},
+    {"empty", false, true},
+    {"truncated", false, true},
+    {"bad_icrc", false, true},
+    {"opcode", false, true},
+    {"transport", false, true},
+    {"tver", false, true},
+    {"pad", false, true},
+    {"length", false, true},
+    {"unknown_qp", false, true},
+    {"bad_address", false, true},
+    {"out_of_window", false, true},
+    {"duplicate", true, true},
+    {"ahead", true, true},
+    {"oversized", true, true},
+    {"valid", true, true},
+    {"random", false, true},
+    {"ud", false, true},
+    {"fatal", true, false},
 };
 
 void usage(FILE *f)
@@ -1027,7 +1089,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		Ctx ctx{inj, t, cat->name, {}, 0};
-		if (name == "empty")
+		if (name == "ud")
+			cat_ud(ctx);
+		else if (name == "empty")
 			cat_empty(ctx);
 		else if (name == "truncated")
 			cat_truncated(ctx);
