@@ -63,7 +63,8 @@ bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
 		return false;
 	if (unlikely(skb_queue_len(&lp->queue) >= roce_loop_queue_max())) {
 		/* A full ring: a loss, which retransmission repairs. */
-		roce_count(qp->sdev, ROCE_CNT_DROP_LOOP_FULL, 1);
+		roce_count(qp->sdev, ROCE_CNT_DROP_LOOP_FULL,
+			   skb_shinfo(skb)->gso_segs ?: 1);
 		kfree_skb(skb);
 		return true;
 	}
