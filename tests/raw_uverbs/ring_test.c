@@ -6,7 +6,8 @@
  * including what a broken or hostile process can do to it.
  *
  *   ring_test DEV basic         RC (iWARP device) or UD (RoCE device) QP:
- *                               doorbells, flush, comp channel, resize,
+ *                               doorbells, flush and comp channel (iWARP
+ *                               only: needs sends that stall), resize,
  *                               corrupt WQEs/counters, CQ overflow, mmap
  *   ring_test DEV disassociate  `rdma link delete DEV` while holding
  *                               objects and mappings
@@ -628,7 +629,8 @@ static void test_cq_overflow_and_resize(struct ctx *c, uint8_t qpt)
 	CHECK(!create_cq(c, &cq, 4, -1), "CQ");
 	CHECK(!create_qp(c, &qp, &cq, &cq, qpt, 8, 8), "QP");
 	CHECK(!to_rts(c, &qp), "RTS");
-	post_send(c, &qp, 1, SOFTRNIC_WR_SEND, 0, NULL);
+	/* a receive: it stays posted on either wire until the flush */
+	post_recv(c, &qp, 1);
 	__atomic_store_n(&cq.r.ctrl->cons, 1000, __ATOMIC_RELEASE);
 	CHECK(!modify_qp(c, &qp, IBV_QPS_ERR, 0), "ERR");
 	CHECK(!async_event(c, &ev, 1000) && ev.event_type == IBV_EVENT_CQ_ERR,
@@ -700,7 +702,13 @@ static int run_basic(struct ctx *c)
 							   IBV_QPT_RC;
 	int how;
 
-	test_flush_and_channel(c, qpt);
+	/*
+	 * Sends that stall in the SQ (KERNEL_ACTIVE, no doorbell, flushed by
+	 * ERR) need a wire without a transport: the iWARP device, so far.
+	 * A RoCE UD QP sends (and fails these WQEs, which name no AH).
+	 */
+	if (c->link_type != SOFTRNIC_LINK_ROCE)
+		test_flush_and_channel(c, qpt);
 	for (how = 0; how < 3; how++)
 		test_corrupt_wqe(c, qpt, how);
 	test_cq_overflow_and_resize(c, qpt);
