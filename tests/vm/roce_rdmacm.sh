@@ -175,11 +175,7 @@ rdma statistic show link roce0/1
 for c in rx_drop_bad_qkey rx_drop_bad_icrc rx_drop_length; do
 	assert_eq "$(counter roce0 $c)" 0 "roce0 $c"
 done
-rdma link delete roce0 || die "delete roce0"
-
-modprobe rdma_rxe || die "modprobe rdma_rxe"
-rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
-wait_gid r0 rxe0 "$GID4_0"
+rxe_instead_of_roce0
 suite in_peer "" 10.0.0.2 "rxe -> softrnic" rping ucmatose udaddy mckey rstream perftest cmtime
 suite "" in_peer 10.0.0.1 "softrnic -> rxe" rping ucmatose udaddy mckey rstream perftest cmtime
 rdma link delete rxe0

@@ -54,11 +54,7 @@ rdma statistic show link roce0/1
 for c in rx_drop_bad_qkey rx_drop_unknown_qp rx_drop_bad_icrc; do
 	assert_eq "$(counter roce0 $c)" 0 "roce0 $c"
 done
-rdma link delete roce0 || die "delete roce0"
-
-modprobe rdma_rxe || die "modprobe rdma_rxe"
-rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
-wait_gid r0 rxe0 "$GID4_0"
+rxe_instead_of_roce0
 for size in 1 1024; do
 	log "rxe client -> softrnic server: $size bytes"
 	ud in_peer "" "roce1 $g1" "rxe0 $r0" 10.0.0.2 $size 100 ||

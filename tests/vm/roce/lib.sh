@@ -46,6 +46,16 @@ roce_pair_up() {
 	wait_gid g1 roce1 "$GID4_1"
 }
 
+# rxe_instead_of_roce0: the softrnic device on sr0 goes, rdma_rxe comes
+# (init_net is the only namespace 6.1's rxe works in), its IPv4 GID index
+# in r0: for the interop halves of the RoCE suites.
+rxe_instead_of_roce0() {
+	rdma link delete roce0 || die "delete roce0"
+	modprobe rdma_rxe || die "modprobe rdma_rxe"
+	rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
+	wait_gid r0 rxe0 "$GID4_0"
+}
+
 # counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic), run
 # under PREFIX ("" or in_peer); empty if DEV has no such counter.
 counter() {
