@@ -10,6 +10,7 @@
  */
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 
 #include "queue.h"
 
@@ -157,7 +158,7 @@ static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
 	/* A controlled Q_Key (high bit set) is for privileged users only. */
-	if ((mask & IB_QP_QKEY) && (attr->qkey & 0x80000000U) && qp->user &&
+	if ((mask & IB_QP_QKEY) && (attr->qkey & IB_QP_SET_QKEY) && qp->user &&
 	    !capable(CAP_NET_RAW))
 		return -EPERM;
 	if ((mask & IB_QP_SQ_PSN) && attr->sq_psn > 0xffffff)

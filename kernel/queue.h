@@ -167,6 +167,17 @@ struct softrnic_krqe {
 	struct softrnic_sge sge[SOFTRNIC_MAX_SGE];
 };
 
+/* Bytes the SGEs of a validated receive WQE hold. */
+static inline u64 softrnic_krqe_bytes(const struct softrnic_krqe *k)
+{
+	u64 n = 0;
+	u32 i;
+
+	for (i = 0; i < k->rqe.num_sge; i++)
+		n += k->sge[i].length;
+	return n;
+}
+
 int softrnic_create_srq(struct ib_srq *ibsrq,
 			struct ib_srq_init_attr *init_attr,
 			struct ib_udata *udata);

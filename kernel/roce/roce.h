@@ -354,7 +354,7 @@ void roce_ud_modify(struct softrnic_qp *qp, enum ib_qp_state cur);
 int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off);
-void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		     const struct roce_pkt *pkt, const struct sk_buff *skb,
 		     u32 bth_off);
 
@@ -363,7 +363,7 @@ int roce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int roce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 void roce_mcast_init(struct roce_dev *rdev);
 void roce_mcast_fini(struct roce_dev *rdev);
-void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
+bool roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
 		    const struct sk_buff *skb, u32 bth_off);
 
 /* roce_qp.c */

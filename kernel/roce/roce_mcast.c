@@ -42,11 +42,6 @@ struct roce_mca {
 	struct rcu_head rcu;
 };
 
-static bool roce_mgid_v4(const union ib_gid *gid)
-{
-	return ipv6_addr_v4mapped((const struct in6_addr *)gid->raw);
-}
-
 /* Join (or leave) the IP group of @gid on @ndev. */
 static int roce_mc_ip(struct net_device *ndev, const union ib_gid *gid,
 		      bool join)
@@ -55,7 +50,7 @@ static int roce_mc_ip(struct net_device *ndev, const union ib_gid *gid,
 	__be32 addr;
 	int err = 0;
 
-	if (!roce_mgid_v4(gid)) {
+	if (!ipv6_addr_v4mapped((const struct in6_addr *)gid->raw)) {
 		const struct in6_addr *a = (const struct in6_addr *)gid->raw;
 
 		return join ? ipv6_dev_mc_inc(ndev, a) : ipv6_dev_mc_dec(ndev, a);
@@ -207,8 +202,11 @@ void roce_mcast_fini(struct roce_dev *rdev)
 	mutex_destroy(&rdev->mc_mutex);
 }
 
-/* A packet to the multicast QPN: to every QP of its group.  Softirq. */
-void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
+/*
+ * A packet to the multicast QPN: to every QP of its group.  Softirq.
+ * Returns whether one of them took it.
+ */
+bool roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
 		    const struct sk_buff *skb, u32 bth_off)
 {
 	struct roce_dev *rdev = roce_dev(sdev);
@@ -216,7 +214,7 @@ void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
 	union ib_gid gid;
 	struct roce_mcg *g;
 	struct roce_mca *a;
-	bool any = false;
+	bool any = false, placed = false;
 
 	if (skb->protocol == htons(ETH_P_IP))
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
@@ -231,7 +229,7 @@ void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
 			qp = softrnic_qp_get(sdev, a->qpn);
 			if (!qp)
 				continue;
-			roce_ud_deliver(sdev, qp, pkt, skb, bth_off);
+			placed |= roce_ud_deliver(sdev, qp, pkt, skb, bth_off);
 			softrnic_qp_put(qp);
 			any = true;
 		}
@@ -239,4 +237,5 @@ void roce_mcast_rcv(struct softrnic_dev *sdev, const struct roce_pkt *pkt,
 	rcu_read_unlock();
 	if (!any)
 		roce_count(sdev, ROCE_CNT_DROP_UNKNOWN_QP, 1);
+	return placed;
 }

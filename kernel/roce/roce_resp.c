@@ -226,16 +226,6 @@ static void roce_resp_done_pkt(struct roce_qp *rqp, const struct roce_pkt *pkt,
 }
 
 /* Room left in the receive WQE for the rest of the message. */
-static u64 roce_rqe_room(const struct roce_resp *resp)
-{
-	u64 room = 0;
-	u32 i;
-
-	for (i = 0; i < resp->rqe.rqe.num_sge; i++)
-		room += resp->rqe.sge[i].length;
-	return room - resp->rcv_len;
-}
-
 static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
 			   struct sk_buff *skb, u32 bth_off,
 			   struct roce_resp_out *out)
@@ -266,7 +256,7 @@ static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		resp->cur_op = ROCE_OP_SEND;
 	}
 	/* Too long for the receive: fail before a byte of this packet lands. */
-	err = plen > roce_rqe_room(resp) ? -ERANGE :
+	err = plen > softrnic_krqe_bytes(&resp->rqe) - resp->rcv_len ? -ERANGE :
 	      roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off, plen,
 			       resp->rqe.sge, resp->rqe.rqe.num_sge,
 			       resp->rcv_len);

@@ -33,9 +33,7 @@
 #include "roce.h"
 
 /* The GRH area at the head of every UD receive buffer. */
-#define ROCE_UD_GRH_LEN		40
-/* A Q_Key with this bit set in a send WQE means "use the QP's". */
-#define ROCE_QKEY_CONTROLLED	0x80000000U
+#define ROCE_UD_GRH_LEN		sizeof(struct ib_grh)
 
 int roce_ud_init(struct softrnic_qp *qp)
 {
@@ -131,7 +129,7 @@ int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 	roce_ud_route(ud, av);
 
 	qkey = sqe->ud.remote_qkey;
-	if (qkey & ROCE_QKEY_CONTROLLED)
+	if (qkey & IB_QP_SET_QKEY)		/* controlled: the QP's */
 		qkey = qp->attr.qkey;
 	pkt.opcode = sqe->opcode == SOFTRNIC_WR_SEND_WITH_IMM ?
 		     ROCE_UD_SEND_ONLY_WITH_IMMEDIATE : ROCE_UD_SEND_ONLY;
@@ -208,17 +206,6 @@ static void roce_ud_l2(const struct softrnic_dev *sdev,
 	}
 }
 
-/* Bytes the SGEs of a receive WQE hold (at most SOFTRNIC_MAX_SGE). */
-static u64 roce_ud_room(const struct softrnic_krqe *rqe)
-{
-	u64 room = 0;
-	u32 i;
-
-	for (i = 0; i < rqe->rqe.num_sge; i++)
-		room += rqe->sge[i].length;
-	return room;
-}
-
 /* Place a datagram into ud->rqe; rx_lock held.  Returns the CQE status. */
 static enum ib_wc_status roce_ud_place(struct roce_ud *ud,
 				       const struct roce_pkt *pkt,
@@ -229,7 +216,7 @@ static enum ib_wc_status roce_ud_place(struct roce_ud *ud,
 	u8 grh[ROCE_UD_GRH_LEN];
 	int err;
 
-	if (roce_ud_room(rqe) < ROCE_UD_GRH_LEN + (u64)pkt->payload_len)
+	if (softrnic_krqe_bytes(rqe) < ROCE_UD_GRH_LEN + (u64)pkt->payload_len)
 		return IB_WC_LOC_LEN_ERR;
 	roce_ud_grh(skb, grh);
 	err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd), rqe->sge,
@@ -246,9 +233,10 @@ static enum ib_wc_status roce_ud_place(struct roce_ud *ud,
 
 /*
  * Deliver a UD packet (ICRC checked, parsed) to @qp (held by the caller)
- * or, NULL, to nobody.  Softirq; @skb stays the caller's.
+ * or, NULL, to nobody.  Softirq; @skb stays the caller's.  Returns
+ * whether a receive WQE took it (false: dropped, and counted).
  */
-void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
+bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		     const struct roce_pkt *pkt, const struct sk_buff *skb,
 		     u32 bth_off)
 {
@@ -260,26 +248,26 @@ void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 
 	if (!qp || qp->kind != SR_QP_UD) {
 		roce_count(sdev, ROCE_CNT_DROP_UNKNOWN_QP, 1);
-		return;
+		return false;
 	}
 	ud = roce_ud(qp);
 	/* The default partition is the only one we are a member of. */
 	if ((pkt->pkey & 0x7fff) != (ROCE_DEFAULT_PKEY & 0x7fff) ||
 	    pkt->deth.qkey != READ_ONCE(qp->attr.qkey)) {
 		roce_count(sdev, ROCE_CNT_DROP_QKEY, 1);
-		return;
+		return false;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_GSI &&
 	    pkt->payload_len > IB_MGMT_MAD_SIZE) {
 		roce_count(sdev, ROCE_CNT_DROP_LENGTH, 1);
-		return;
+		return false;
 	}
 
 	spin_lock_irqsave(&ud->rx_lock, flags);
 	if (!ud->rx_active) {
 		spin_unlock_irqrestore(&ud->rx_lock, flags);
 		roce_count(sdev, ROCE_CNT_DROP_QP_STATE, 1);
-		return;
+		return false;
 	}
 	err = softrnic_rq_get(qp, &ud->rqe);
 	if (err) {
@@ -287,7 +275,7 @@ void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		/* -EIO: a corrupt RQ, and the core moves the QP to ERR */
 		if (err == -ENOENT)
 			roce_count(sdev, ROCE_CNT_DROP_NO_RECV, 1);
-		return;
+		return false;
 	}
 	status = roce_ud_place(ud, pkt, skb, bth_off);
 	cqe.wr_id = ud->rqe.rqe.wr_id;
@@ -315,6 +303,7 @@ void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 	spin_unlock_irqrestore(&ud->rx_lock, flags);
 	if (status != IB_WC_SUCCESS)
 		softrnic_qp_error(qp, false);
+	return true;
 }
 
 /*
@@ -325,9 +314,14 @@ void roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 void roce_ud_rcv(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		 const struct roce_pkt *pkt, struct sk_buff *skb, u32 bth_off)
 {
+	bool placed;
+
 	if (pkt->dest_qpn == ROCE_MCAST_QPN)
-		roce_mcast_rcv(sdev, pkt, skb, bth_off);
+		placed = roce_mcast_rcv(sdev, pkt, skb, bth_off);
 	else
-		roce_ud_deliver(sdev, qp, pkt, skb, bth_off);
-	consume_skb(skb);
+		placed = roce_ud_deliver(sdev, qp, pkt, skb, bth_off);
+	if (placed)
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
 }

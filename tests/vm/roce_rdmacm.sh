@@ -144,12 +144,7 @@ suite in_peer "" 10.0.0.2 "softrnic <-> softrnic" $ALL
 suite in_peer "" fd00::2 "softrnic <-> softrnic, IPv6" rping ucmatose udaddy rstream
 # VLAN 10 on the veth pair, the devices on the real netdevs: CM MADs and
 # data must go tagged, and answers find the VLAN's GID (IB_WC_WITH_VLAN).
-"$IP" link add link sr0 name sr0.10 type vlan id 10 &&
-	"$IP" addr add 10.0.10.1/24 dev sr0.10 &&
-	"$IP" link set sr0.10 up || die "sr0.10"
-in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
-	in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
-	in_peer "$IP" link set sr1.10 up || die "sr1.10"
+vlan10_up
 wait_gid gv0 roce0 0000:0000:0000:0000:0000:ffff:0a00:0a01
 wait_gid gv1 roce1 0000:0000:0000:0000:0000:ffff:0a00:0a02
 vrx=$(in_peer cat /sys/class/net/sr1.10/statistics/rx_bytes)

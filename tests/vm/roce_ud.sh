@@ -47,7 +47,7 @@ for t in "ib_send_bw -c UD -s 1024 -n 2000" "ib_send_lat -c UD -s 64 -n 500"; do
 	run_pair 180 "$t -d roce1 -x $g1" "$t -d roce0 -x $g0 10.0.0.2" ||
 		die "$t softrnic<->softrnic"
 	log "$t: one device"
-	pair_run "" "" 180 "$t -d roce0 -x $g0" "$t -d roce0 -x $g0 -p 18515 10.0.0.1" ||
+	pair_run "" "" 180 "$t -d roce0 -x $g0" "$t -d roce0 -x $g0 10.0.0.1" ||
 		die "$t loopback"
 done
 rdma statistic show link roce0/1

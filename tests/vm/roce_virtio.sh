@@ -12,8 +12,9 @@
 #     goes), then rescanned.
 #  3. Traffic over virtio_net, which hands the receiver page-fragment skbs
 #     (and GRO) that a veth never does: roce_pingpong.sh (softrnic <->
-#     softrnic 1 B .. 1 MiB, softrnic <-> rdma_rxe both ways) and
-#     roce_integrity.sh, unchanged, on this topology.  The other RoCE
+#     softrnic 1 B .. 1 MiB, softrnic <-> rdma_rxe both ways),
+#     roce_integrity.sh and roce_ud.sh (UD datagrams, also against rxe),
+#     unchanged, on this topology.  The other RoCE
 #     suites run on it too:
 #       SOFTRNIC_VM_NICS=virtio scripts/vm/run-suite tests/vm/roce_perftest.sh ...
 # vm-nics: virtio
@@ -110,8 +111,8 @@ in_peer rdma link delete roce1
 net_teardown
 log "after unbind and rescan: both NICs back, pingpong passes"
 
-# --- 3. the RC traffic suites on virtio_net ----------------------------------
-for t in roce_pingpong roce_integrity; do
+# --- 3. the RC and UD traffic suites on virtio_net ---------------------------
+for t in roce_pingpong roce_integrity roce_ud; do
 	log "=== $t.sh on virtio-net"
 	t0=$SECONDS
 	bash "$(dirname "$0")/$t.sh" || die "$t.sh failed on virtio-net (status $?)"

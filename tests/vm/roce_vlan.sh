@@ -32,12 +32,7 @@ GIDV_1=0000:0000:0000:0000:0000:ffff:0a00:0a02 # 10.0.10.2
 net_setup
 modprobe -r rdma_rxe 2>/dev/null
 load_softrnic || die "modprobe softrnic"
-"$IP" link add link sr0 name sr0.10 type vlan id 10 &&
-	"$IP" addr add 10.0.10.1/24 dev sr0.10 &&
-	"$IP" link set sr0.10 up || die "sr0.10"
-in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
-	in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
-	in_peer "$IP" link set sr1.10 up || die "sr1.10"
+vlan10_up
 
 # vlan_rx WHERE DEV: bytes received by the VLAN netdev (tag 10 only)
 vlan_rx() { $1 cat "/sys/class/net/$2/statistics/rx_bytes"; }

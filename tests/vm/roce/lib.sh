@@ -56,6 +56,17 @@ rxe_instead_of_roce0() {
 	wait_gid r0 rxe0 "$GID4_0"
 }
 
+# vlan10_up: VLAN 10 on both ends of the pair, sr0.10 (init_net,
+# 10.0.10.1) and sr1.10 (netns peer, 10.0.10.2).
+vlan10_up() {
+	"$IP" link add link sr0 name sr0.10 type vlan id 10 &&
+		"$IP" addr add 10.0.10.1/24 dev sr0.10 &&
+		"$IP" link set sr0.10 up || die "sr0.10"
+	in_peer "$IP" link add link sr1 name sr1.10 type vlan id 10 &&
+		in_peer "$IP" addr add 10.0.10.2/24 dev sr1.10 &&
+		in_peer "$IP" link set sr1.10 up || die "sr1.10"
+}
+
 # counter DEV NAME [PREFIX]: one hw counter of DEV (rdma statistic), run
 # under PREFIX ("" or in_peer); empty if DEV has no such counter.
 counter() {
