@@ -11,6 +11,7 @@
 # skip with "doesn't have net interface").
 # vm-nics: virtio
 # timeout: 600
+export SOFTRNIC_VM_NICS=virtio
 . "$(dirname "$0")/lib.sh"
 
 [ -d /usr/share/doc/rdma-core/tests ] ||
@@ -32,6 +33,9 @@ else
 	rdma link add roce0 type roce netdev sr0 || die "add roce0"
 fi
 retry_until 10 grep -q ACTIVE /sys/class/infiniband/$dev/ports/1/state
+# The rdmacm tests look the interface up there; without it they skip.
+[ $dev = rxe0 ] || [ -e /sys/class/infiniband/$dev/device/net/sr0 ] ||
+	die "$dev: device/net/ does not list sr0 (not on the virtio NICs?)"
 # rdma-core picks the first non-zero GID: wait for the IP ones too, so
 # the table does not change under the run.
 retry_until 20 test -e /sys/class/infiniband/$dev/ports/1/gids/2
