@@ -5,6 +5,10 @@
 
 #include <rdma/ib_verbs.h>
 
+/* The wire (MPA, FPDU stream, DDP/RDMAP headers) is pure code in kernel/proto. */
+#include "iwarp_mpa.h"
+#include "iwarp_mpa_rx.h"
+
 struct iw_cm_id;
 struct iw_cm_conn_param;
 

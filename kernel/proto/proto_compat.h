@@ -86,4 +86,23 @@ static inline __be64 sr_cpu_to_be64(__u64 x)
 
 #define SR_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A 32-bit value least significant byte first (CRC fields), any alignment. */
+static inline void sr_put_le32(void *p, __u32 v)
+{
+	__u8 *b = (__u8 *)p;
+
+	b[0] = (__u8)v;
+	b[1] = (__u8)(v >> 8);
+	b[2] = (__u8)(v >> 16);
+	b[3] = (__u8)(v >> 24);
+}
+
+static inline __u32 sr_get_le32(const void *p)
+{
+	const __u8 *b = (const __u8 *)p;
+
+	return (__u32)b[0] | (__u32)b[1] << 8 | (__u32)b[2] << 16 |
+	       (__u32)b[3] << 24;
+}
+
 #endif /* SOFTRNIC_PROTO_COMPAT_H */

@@ -244,20 +244,12 @@ static inline void roce_icrc_seg_hdrs(const __u8 *l3, __u8 *seg_l3, bool ipv6,
 /* The ICRC field in wire order (least significant byte first). */
 static inline void roce_icrc_put(void *p, __u32 icrc)
 {
-	__u8 *b = (__u8 *)p;
-
-	b[0] = (__u8)icrc;
-	b[1] = (__u8)(icrc >> 8);
-	b[2] = (__u8)(icrc >> 16);
-	b[3] = (__u8)(icrc >> 24);
+	sr_put_le32(p, icrc);
 }
 
 static inline __u32 roce_icrc_get(const void *p)
 {
-	const __u8 *b = (const __u8 *)p;
-
-	return (__u32)b[0] | (__u32)b[1] << 8 | (__u32)b[2] << 16 |
-	       (__u32)b[3] << 24;
+	return sr_get_le32(p);
 }
 
 /*

@@ -7,36 +7,17 @@
 #include <vector>
 
 #include "roce_icrc.h"
+#include "wire_bytes.h"
 
 namespace
 {
 
-// Textbook bitwise CRC-32 (reflected 0xEDB88320, preset ~0, final ~):
-// what zlib's crc32() computes, written independently of the header.
+using wire_bytes::hex;
+
+// What zlib's crc32() computes, written independently of the header.
 __u32 ref_crc32(const std::vector<__u8> &b)
 {
-	__u32 c = 0xffffffffU;
-	for (__u8 x : b) {
-		c ^= x;
-		for (int i = 0; i < 8; i++)
-			c = (c & 1) ? (c >> 1) ^ 0xedb88320U : c >> 1;
-	}
-	return ~c;
-}
-
-std::vector<__u8> hex(const char *s)
-{
-	std::vector<__u8> v;
-	auto nib = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-	while (*s) {
-		if (*s == ' ' || *s == '\n') {
-			s++;
-			continue;
-		}
-		v.push_back(__u8(nib(s[0]) << 4 | nib(s[1])));
-		s += 2;
-	}
-	return v;
+	return wire_bytes::ref_crc_reflected(0xedb88320U, b);
 }
 
 std::vector<__u8> cat(std::initializer_list<std::vector<__u8>> parts)
@@ -273,9 +254,9 @@ TEST_CASE("Segment headers of a UDP GSO run", "[roce_icrc]")
 		auto run_udp = hex("c00012b7 3024 0000");
 		const __u32 lens[] = {4124, 4124, 1040};
 		const char *const want_ip[] = {
-			"4500 1038 fffe 4000 4011 0000 0a000001 0a000002",
-			"4500 1038 ffff 4000 4011 0000 0a000001 0a000002",
-			"4500 042c 0000 4000 4011 0000 0a000001 0a000002",
+		    "4500 1038 fffe 4000 4011 0000 0a000001 0a000002",
+		    "4500 1038 ffff 4000 4011 0000 0a000001 0a000002",
+		    "4500 042c 0000 4000 4011 0000 0a000001 0a000002",
 		};
 		const char *const want_udp[] = {"c00012b7 1024 0000", "c00012b7 1024 0000",
 						"c00012b7 0418 0000"};
