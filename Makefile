@@ -5,16 +5,39 @@
 
 BUILD      ?= $(CURDIR)/build
 CMAKE_TYPE ?= RelWithDebInfo
+# `make install`: userspace under PREFIX, the module under
+# /lib/modules/<release>/extra, everything below DESTDIR when given.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+VERSION    := $(shell cat $(CURDIR)/VERSION)
 
-.PHONY: all deps module userspace testprogs unit vmtest check demo bench clean format
+.PHONY: all deps module userspace testprogs unit vmtest check demo bench clean format \
+	install uninstall dkms-source dkms-install dkms-uninstall deb
 
 all: module userspace
 
 deps:
 	scripts/deps
 
+# The kernel `make`, `make check` and `make demo` build for: the running
+# one when its headers are installed, else (a host that cannot load
+# modules anyway, like a CI runner) the one the test VM boots -- said, not
+# silent.  KERNELRELEASE=<release> or KDIR=<build dir> choose; kernel/Makefile
+# alone never guesses.  `make install` targets the running kernel (or the
+# one named) only.
+ifeq ($(origin KERNELRELEASE)$(origin KDIR),undefinedundefined)
+ifeq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
+TEST_KVER := $(shell bash -c '. scripts/vm/lib.sh && vm_kver' 2>/dev/null)
+ifneq ($(TEST_KVER),)
+$(info softrnic: no headers for the running kernel $(shell uname -r); building the module for $(TEST_KVER), the kernel the test VM boots)
+endif
+endif
+endif
+KMAKE := $(if $(TEST_KVER),KERNELRELEASE=$(TEST_KVER))
+TEST_KDIR := $(or $(KDIR),/lib/modules/$(or $(TEST_KVER),$(KERNELRELEASE),$(shell uname -r))/build)
+
 module:
-	$(MAKE) -C kernel
+	$(MAKE) -C kernel $(KMAKE)
 
 userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_TYPE)
@@ -23,10 +46,62 @@ userspace:
 # Programs and test modules the VM suites run (built on the host: the VM
 # never compiles anything).
 testprogs: module
-	$(MAKE) -C tests/kmod/queues
-	$(MAKE) -C tests/kmod/memory
-	$(MAKE) -C tests/kmod/rc
+	$(MAKE) -C tests/kmod/queues KDIR=$(TEST_KDIR)
+	$(MAKE) -C tests/kmod/memory KDIR=$(TEST_KDIR)
+	$(MAKE) -C tests/kmod/rc KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/raw_uverbs
+
+# The module, the provider and its .driver file where the installed
+# libibverbs looks (see userspace/provider/CMakeLists.txt), softrnicdv.h and
+# softrnicdv.pc, the CLI, its bash completion and the man pages.  PREFIX is
+# a configure-time choice for CMake (paths inside softrnic.driver and the
+# .pc), so the userspace build is reconfigured for it.
+install:
+	$(MAKE) -C kernel modules_install
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake --build $(BUILD)/userspace -j$$(nproc)
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)/userspace
+
+# Removes exactly what `make install` with the same PREFIX and DESTDIR put
+# there: the userspace list comes from a staged install of the same build.
+uninstall:
+	$(MAKE) -C kernel uninstall
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	scripts/uninstall-userspace $(BUILD)/userspace "$(DESTDIR)"
+
+# The source tree DKMS builds (/usr/src/softrnic-<version>): kernel/'s
+# sources, VERSION, and kernel/dkms.conf with the version filled in.
+DKMS_SRC := $(BUILD)/dkms/softrnic-$(VERSION)
+dkms-source:
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	cd kernel && find . -type f \( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild -o -name Makefile \) \
+		-exec cp --parents {} $(DKMS_SRC)/ \;
+	cp VERSION $(DKMS_SRC)/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' kernel/dkms.conf >$(DKMS_SRC)/dkms.conf
+
+# Without a package: the source into /usr/src, then DKMS builds and
+# installs the module for every kernel whose headers are installed (and,
+# AUTOINSTALL, for kernels installed later).
+dkms-install: dkms-source
+	rm -rf $(DESTDIR)/usr/src/softrnic-$(VERSION)
+	mkdir -p $(DESTDIR)/usr/src
+	cp -a $(DKMS_SRC) $(DESTDIR)/usr/src/
+	@if [ -z "$(DESTDIR)" ]; then \
+		set -e; dkms add softrnic/$(VERSION); \
+		for b in /lib/modules/*/build; do [ -f $$b/Makefile ] || continue; \
+			k=$${b#/lib/modules/}; dkms install softrnic/$(VERSION) -k $${k%/build}; done; \
+	fi
+
+dkms-uninstall:
+	-dkms remove softrnic/$(VERSION) --all
+	rm -rf $(DESTDIR)/usr/src/softrnic-$(VERSION)
+
+# Debian packages (softrnic-dkms, softrnic-provider, softrnic-tools) in
+# $(BUILD)/deb/; see scripts/deb.
+deb:
+	BUILD=$(BUILD) scripts/deb
 
 # Host unit tests only (no VM).
 unit: userspace
@@ -58,9 +133,9 @@ format:
 	clang-format -i $$(git ls-files 'userspace/*.cpp' 'userspace/*.h' 'tests/unit/*.cpp')
 
 clean:
-	$(MAKE) -C kernel clean
-	-$(MAKE) -C tests/kmod/queues clean
-	-$(MAKE) -C tests/kmod/memory clean
-	-$(MAKE) -C tests/kmod/rc clean
+	$(MAKE) -C kernel $(KMAKE) clean
+	-$(MAKE) -C tests/kmod/queues KDIR=$(TEST_KDIR) clean
+	-$(MAKE) -C tests/kmod/memory KDIR=$(TEST_KDIR) clean
+	-$(MAKE) -C tests/kmod/rc KDIR=$(TEST_KDIR) clean
 	-$(MAKE) -C tests/raw_uverbs clean
 	rm -rf $(BUILD)

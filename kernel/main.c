@@ -64,5 +64,6 @@ module_exit(softrnic_exit);
 MODULE_AUTHOR("softrnic developers");
 MODULE_DESCRIPTION("softrnic: software RDMA NIC (RoCEv2 and iWARP)");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(SOFTRNIC_VERSION);
 MODULE_ALIAS_RDMA_LINK("roce");
 MODULE_ALIAS_RDMA_LINK("iwarp");
