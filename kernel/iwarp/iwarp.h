@@ -8,6 +8,8 @@
 /* The wire (MPA, FPDU stream, DDP/RDMAP headers) is pure code in kernel/proto. */
 #include "iwarp_mpa.h"
 #include "iwarp_mpa_rx.h"
+#include "iwarp_parse.h"
+#include "iwarp_atomic.h"
 
 struct iw_cm_id;
 struct iw_cm_conn_param;

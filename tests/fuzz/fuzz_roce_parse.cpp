@@ -12,15 +12,10 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_assert.h"
 #include "roce_icrc.h"
 #include "roce_parse.h"
 #include "roce_psn.h"
-
-#define FUZZ_ASSERT(c)                                                                             \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
 
 namespace
 {
@@ -64,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(pkt.payload_off == roce_opcode_hdr_len(desc));
 	FUZZ_ASSERT(size_t(pkt.payload_off) + pkt.payload_len + pkt.pad + ROCE_ICRC_LEN == size);
 	FUZZ_ASSERT(size % 4 == 0 && size <= ROCE_MAX_LEN);
-	FUZZ_ASSERT(pkt.pad == 0 || ((desc->flags & ROCE_OPF_LAST) && (desc->flags & ROCE_OPF_PAYLOAD)));
+	FUZZ_ASSERT(pkt.pad == 0 ||
+		    ((desc->flags & ROCE_OPF_LAST) && (desc->flags & ROCE_OPF_PAYLOAD)));
 	FUZZ_ASSERT(pkt.payload_len == 0 || (desc->flags & ROCE_OPF_PAYLOAD));
 	FUZZ_ASSERT(pkt.dest_qpn <= ROCE_QPN_MASK && pkt.psn <= ROCE_PSN_MASK);
 	FUZZ_ASSERT(pkt.aeth.msn <= ROCE_MSN_MASK && pkt.deth.src_qpn <= ROCE_QPN_MASK);
@@ -93,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	// The ICRC over a synthetic IPv4/UDP header round-trips, and any
 	// flipped payload bit is caught.
 	const uint8_t ip[20] = {0x45, 0x00, 0x00, 0x00, 0x00, 0x01, 0x40, 0x00, 0x40, 0x11,
-				0x00, 0x00, 10,   0,    0,    1,    10,   0,    0,    2};
+				0x00, 0x00, 10,	  0,	0,    1,    10,	  0,	0,    2};
 	std::vector<uint8_t> udp(8 + size);
 	udp[0] = 0xc0;
 	udp[2] = ROCE_UDP_DPORT >> 8;
