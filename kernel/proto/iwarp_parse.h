@@ -11,6 +11,7 @@
 #define SOFTRNIC_PROTO_IWARP_PARSE_H
 
 #include "iwarp_hdr.h"
+#include "iwarp_mpa.h"
 
 /* Negative, so that iw_parse() returns them and `drops[-err]` counts. */
 enum iw_parse_err {
@@ -437,6 +438,55 @@ static inline void iw_parse_err_term(int err, const void *hdr, size_t hdr_len,
 	default:	/* truncated, wrong size, control message without L */
 		*ecode = IW_RDMAP_EC_UNSPECIFIED;
 		break;
+	}
+}
+
+/*
+ * RFC 6581 RTR (ready to receive) messages: @rtr is the one MPA_RTR_*
+ * type the set-up chose (mpa_conn.rtr).  The
+ * initiator sends it first; it is zero-length, and the responder accepts
+ * it without checking its STag (siw puts STag 1 in it: some hardware
+ * treats STag 0 specially; softrnic does the same).  @msn is the next
+ * MSN of the queue it goes on (1 on a fresh connection).  Returns false
+ * for an unknown type.
+ */
+#define IW_RTR_STAG	1U
+
+static inline bool iw_rtr_pkt(struct iw_pkt *p, __u8 rtr, __u32 msn)
+{
+	memset(p, 0, sizeof(*p));
+	p->last = true;
+	p->msn = msn;
+	switch (rtr) {
+	case MPA_RTR_SEND:
+		p->opcode = IW_OP_SEND;
+		return true;
+	case MPA_RTR_WRITE:
+		p->opcode = IW_OP_WRITE;
+		p->stag = IW_RTR_STAG;
+		return true;
+	case MPA_RTR_READ:
+		p->opcode = IW_OP_READ_REQ;
+		p->rreq.src_stag = IW_RTR_STAG;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether the parsed segment @p is an RTR message of type @rtr. */
+static inline bool iw_is_rtr(const struct iw_pkt *p, __u8 rtr)
+{
+	switch (rtr) {
+	case MPA_RTR_SEND:
+		return p->opcode == IW_OP_SEND && p->last && !p->mo &&
+		       !p->payload_len;
+	case MPA_RTR_WRITE:
+		return p->opcode == IW_OP_WRITE && p->last && !p->payload_len;
+	case MPA_RTR_READ:
+		return p->opcode == IW_OP_READ_REQ && !p->rreq.size;
+	default:
+		return false;
 	}
 }
 

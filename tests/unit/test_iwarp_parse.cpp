@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "iwarp_atomic.h"
+#include "iwarp_mpa.h"
 #include "iwarp_mpa_rx.h"
 #include "iwarp_parse.h"
 #include "wire_bytes.h"
@@ -418,4 +419,39 @@ TEST_CASE("fuzzer seed corpus: every FPDU parses, every opcode has one", "[iwarp
 		if (iw_opcode_lookup(__u8(op)))
 			CHECK(seen.count(op) == 1);
 	}
+}
+
+TEST_CASE("RFC 6581 RTR messages", "[iwarp_parse]")
+{
+	std::vector<__u8> b(IW_MAX_HDR_LEN);
+	iw_pkt in, out;
+	// zero-length WRITE to STag 1, as siw sends it
+	REQUIRE(iw_rtr_pkt(&in, MPA_RTR_WRITE, 1));
+	__u32 n = iw_build_hdrs(b.data(), &in);
+	REQUIRE(n == 14);
+	CHECK(std::vector<__u8>(b.begin(), b.begin() + n) ==
+	      hex("c1 40 00000001 0000000000000000"));
+	REQUIRE(iw_parse(b.data(), n, n, false, &out) == IW_PARSE_OK);
+	CHECK(iw_is_rtr(&out, MPA_RTR_WRITE));
+	CHECK_FALSE(iw_is_rtr(&out, MPA_RTR_READ));
+	// zero-length READ from STag 1
+	REQUIRE(iw_rtr_pkt(&in, MPA_RTR_READ, 1));
+	n = iw_build_hdrs(b.data(), &in);
+	REQUIRE(n == 46);
+	CHECK(std::vector<__u8>(b.begin(), b.begin() + n) ==
+	      hex("41 41 00000000 00000001 00000001 00000000"
+		  "00000000 0000000000000000 00000000 00000001 0000000000000000"));
+	REQUIRE(iw_parse(b.data(), n, n, false, &out) == IW_PARSE_OK);
+	CHECK(iw_is_rtr(&out, MPA_RTR_READ));
+	// zero-length SEND
+	REQUIRE(iw_rtr_pkt(&in, MPA_RTR_SEND, 1));
+	n = iw_build_hdrs(b.data(), &in);
+	REQUIRE(n == 18);
+	REQUIRE(iw_parse(b.data(), n, n, false, &out) == IW_PARSE_OK);
+	CHECK(iw_is_rtr(&out, MPA_RTR_SEND));
+	// a SEND with data is none
+	REQUIRE(iw_parse(b.data(), n, n + 1, false, &out) == IW_PARSE_OK);
+	CHECK_FALSE(iw_is_rtr(&out, MPA_RTR_SEND));
+	CHECK_FALSE(iw_rtr_pkt(&in, 3, 1));
+	CHECK_FALSE(iw_is_rtr(&out, 0));
 }
