@@ -47,6 +47,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
