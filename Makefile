@@ -11,7 +11,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 VERSION    := $(shell cat $(CURDIR)/VERSION)
 
-.PHONY: all deps module userspace testprogs unit vmtest check demo bench clean format \
+.PHONY: all deps module userspace testprogs unit vmtest check check-debug demo bench clean format \
 	install uninstall dkms-source dkms-install dkms-uninstall deb
 
 all: module userspace
@@ -118,6 +118,19 @@ check:
 	$(MAKE) all
 	$(MAKE) testprogs
 	scripts/check
+
+# The VM suites under the debug kernel (KASAN, lockdep, kmemleak, UBSAN...;
+# scripts/vm/debug-kernel builds it once per machine, ~30-60 min on 2
+# cores), with softrnic.ko and the test modules built against it and a
+# kmemleak scan after each suite.  Not part of `check`.  Afterwards the
+# modules in the tree are the debug kernel's: `make` rebuilds them for
+# Debian's.
+check-debug:
+	$(MAKE) deps
+	scripts/vm/debug-kernel >/dev/null
+	$(MAKE) all testprogs KDIR=$$(scripts/vm/debug-kernel --dir)/obj
+	SOFTRNIC_VM_KERNEL=$$(scripts/vm/debug-kernel) SOFTRNIC_VM_TIMEOUT_SCALE=$${SOFTRNIC_VM_TIMEOUT_SCALE:-3} \
+		scripts/check --vm-only
 
 demo:
 	$(MAKE) deps

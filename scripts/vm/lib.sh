@@ -14,8 +14,44 @@ VM_QEMU=${SOFTRNIC_QEMU:-qemu-system-x86_64}
 
 # What counts as a kernel splat (run-suite fails a test for any of these in
 # the kernel log it caused; run warns).  Deliberately no exceptions: a test
-# must not pass while the kernel complains.
-VM_SPLAT_RE='BUG:|WARNING:|Oops|general protection fault|soft lockup|hard LOCKUP|refcount_t:|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|hung_task|blocked for more than|Call Trace:'
+# must not pass while the kernel complains.  Besides oopses and WARNs, the
+# reports of the debug kernel's checkers (scripts/vm/debug-kernel: lockdep,
+# RCU lockdep, atomic-sleep, KASAN, UBSAN, list/object debugging, lockup,
+# hung-task, RCU-stall and workqueue watchdogs) and a netdev whose
+# references never drop.  Each alternative is a string one of those prints
+# (many start "BUG:" or "WARNING:" too; listed so that a change of prefix
+# does not hide them).  kmemleak is not here: its reports are read from
+# debugfs after each test (guest-suite), and only ours fail a test.
+VM_SPLAT_RE='BUG:|WARNING:|Oops|general protection fault|Kernel panic'
+VM_SPLAT_RE+='|soft lockup|hard LOCKUP|hung_task|blocked for more than|workqueue lockup'
+VM_SPLAT_RE+='|refcount_t:|list_add corruption|list_del corruption|ODEBUG: .* object type:'
+VM_SPLAT_RE+='|KASAN|UBSAN|kernel BUG|Call Trace:'
+VM_SPLAT_RE+='|possible circular locking|possible recursive locking|inconsistent lock state'
+VM_SPLAT_RE+='|suspicious RCU usage|sleeping function called from invalid context|BUG: sleeping'
+VM_SPLAT_RE+='|rcu_sched detected stalls|rcu_preempt detected stalls|rcu: INFO|detected stalls on CPUs'
+VM_SPLAT_RE+='|unregister_netdevice: waiting for'
+
+# Sort kmemleak report file $1 (the text of /sys/kernel/debug/kmemleak):
+# every report goes to file $2 under a line that says whether it is ours,
+# and the first line of each of ours (a backtrace through softrnic or a
+# softrnic_*test module) is printed, prefixed "kmemleak: ".
+vm_kmemleak_sort() {
+	awk -v out="$2" '
+		function flush() {
+			if (blk == "") return
+			if (blk ~ /softrnic/) {
+				print "----- kmemleak: a leak of ours -----" >>out
+				print first " (softrnic)"
+			} else {
+				print "----- kmemleak: a leak, not ours (left alone) -----" >>out
+			}
+			printf "%s", blk >>out
+			blk = ""
+		}
+		/^unreferenced object/ { flush(); first = "kmemleak: " $0 }
+		{ blk = blk $0 "\n" }
+		END { flush() }' "$1"
+}
 
 # The guest's network hardware (VM_NICS, from SOFTRNIC_VM_NICS or a test's
 # "# vm-nics:" line): "veth" (the default) gives the guest no NIC at all,
@@ -38,9 +74,19 @@ vm_msg() { printf 'vm: %s\n' "$*" >&2; }
 # any status the guest command can return and from timeout's 124.
 vm_die() { vm_msg "error: $*"; exit 125; }
 
-# Kernel release to boot: $SOFTRNIC_KVER, else the newest /boot/vmlinuz-*-amd64.
+# Kernel release to boot.  With SOFTRNIC_VM_KERNEL=IMAGE (run/run-suite
+# --kernel): the one directory under SOFTRNIC_VM_MODULES's lib/modules, or
+# under IMAGE's own directory's lib/modules (the layout `make
+# modules_install INSTALL_MOD_PATH=$(dirname IMAGE)` leaves, as
+# scripts/vm/debug-kernel does).  Otherwise $SOFTRNIC_KVER, else the
+# newest /boot/vmlinuz-*-amd64.
 vm_kver() {
 	local k
+	if [ -n "${SOFTRNIC_VM_KERNEL:-}" ]; then
+		k=$(vm_moddir) || exit 125
+		basename "$k"
+		return
+	fi
 	if [ -n "${SOFTRNIC_KVER:-}" ]; then
 		k=$SOFTRNIC_KVER
 	else
@@ -51,6 +97,50 @@ vm_kver() {
 	[ -r "/boot/vmlinuz-$k" ] || vm_die "/boot/vmlinuz-$k not readable"
 	[ -d "/lib/modules/$k" ] || vm_die "/lib/modules/$k missing"
 	echo "$k"
+}
+
+# The modules directory of the kernel the VM boots: /lib/modules/RELEASE
+# for Debian's, else the one SOFTRNIC_VM_MODULES names or the one
+# directory under $(dirname SOFTRNIC_VM_KERNEL)/lib/modules.  Must be a
+# path the guest sees through the host root (not under /tmp or /run).
+vm_moddir() {
+	local img=${SOFTRNIC_VM_KERNEL:-} d
+	if [ -z "$img" ]; then
+		echo "/lib/modules/${1:-$(vm_kver)}"
+		return
+	fi
+	[ -r "$img" ] || vm_die "kernel image $img not readable"
+	d=${SOFTRNIC_VM_MODULES:-}
+	if [ -z "$d" ]; then
+		d=$(find "$(dirname "$img")/lib/modules" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+		if [ -z "$d" ] || [ "$(wc -l <<<"$d")" != 1 ]; then
+			vm_die "no single lib/modules/RELEASE beside $img: give --modules DIR"
+		fi
+	fi
+	[ -f "$d/modules.dep" ] || vm_die "$d is not a modules directory (no modules.dep)"
+	d=$(cd "$d" && pwd -P)
+	case $d in
+	/tmp/* | /run/* | /dev/* | /proc/* | /sys/*) vm_die "$d: the guest does not see the host's /tmp, /run, /dev, /proc or /sys" ;;
+	esac
+	echo "$d"
+}
+
+# The kernel's .config, for options the harness adapts to (CONFIG_HZ).
+vm_kconfig() {
+	if [ -n "${SOFTRNIC_VM_KERNEL:-}" ]; then
+		echo "$(vm_moddir)/build/.config"
+	else
+		echo "/boot/config-$1"
+	fi
+}
+
+# The initramfs for release $1 (Debian's kernel keeps the historic name).
+vm_initrd() {
+	if [ -n "${SOFTRNIC_VM_KERNEL:-}" ]; then
+		echo "$VM_BUILD/initramfs-$1.cpio.gz"
+	else
+		echo "$VM_BUILD/initramfs.cpio.gz"
+	fi
 }
 
 # Little-endian unsigned integer of $3 bytes at offset $2 of file $1.
@@ -94,6 +184,11 @@ vm_extract_vmlinux() {
 # can be had (and PVH boot was not found broken), else the bzImage.
 vm_kernel() {
 	local bz=/boot/vmlinuz-$1 out=$VM_BUILD/vmlinux-$1
+	# A kernel of one's own is booted as given (vmlinux or bzImage).
+	if [ -n "${SOFTRNIC_VM_KERNEL:-}" ]; then
+		echo "$SOFTRNIC_VM_KERNEL"
+		return
+	fi
 	if [ "${SOFTRNIC_VM_PVH:-1}" != 0 ] && [ ! -e "$out.pvh-broken" ]; then
 		if [ "$out" -nt "$bz" ] || vm_extract_vmlinux "$bz" "$out"; then
 			echo "$out"
@@ -122,7 +217,7 @@ vm_probe_kvm() {
 	rm -f "$log"
 	timeout 30 "$VM_QEMU" -accel kvm -machine pc -cpu "$cpu" -m 256 \
 		-nodefaults -no-user-config -display none -no-reboot \
-		-kernel "$(vm_kernel "$kver")" -initrd "$VM_BUILD/initramfs.cpio.gz" \
+		-kernel "$(vm_kernel "$kver")" -initrd "$(vm_initrd "$kver")" \
 		-append "console=ttyS0 panic=-1 softrnic_vm.probe=1" \
 		-serial "file:$log" </dev/null >/dev/null 2>&1
 	grep -q -a 'softrnic-vm: initramfs started' "$log" 2>/dev/null || return 1
@@ -221,7 +316,7 @@ vm_pick_console() {
 vm_cmdline() {
 	local kver=$1 mhz hz lpj=
 	mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo 2>/dev/null)
-	hz=$(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$kver" 2>/dev/null)
+	hz=$(sed -n 's/^CONFIG_HZ=//p' "$(vm_kconfig "$kver")" 2>/dev/null)
 	[ -n "$mhz" ] && [ -n "$hz" ] && [ "$mhz" -gt 0 ] && lpj=" lpj=$((mhz * 1000000 / hz))"
 	printf '%s' "console=ttyS0 panic=-1 oops=panic tsc=reliable log_buf_len=16M$lpj" \
 		" softrnic_vm.root=$VM_ROOT" "${VM_CWD_SHARE:+ softrnic_vm.cwd=$VM_CWD_SHARE}" \
@@ -255,11 +350,12 @@ vm_share_args() {
 # another VM runs (a long suite, another developer) pulls nothing from
 # under that VM; directories unused for 3 hours are removed.
 vm_prepare_modules() {
-	local kver=$1 ko=$VM_ROOT/kernel/softrnic.ko base key tmp dir e vermagic
+	local kver=$1 ko=$VM_ROOT/kernel/softrnic.ko base key tmp dir e vermagic mods
+	mods=$(vm_moddir "$kver")
 	VM_MODULES=
 	rm -rf "$VM_BUILD/modules/lib" "$VM_BUILD/modules.stamp" # old layout
 	[ -f "$ko" ] || return 0
-	key=$(stat -L -c '%s %Y' "$ko" "/lib/modules/$kver/modules.dep" | md5sum | cut -c1-12)
+	key=$(stat -L -c '%s %Y' "$ko" "$mods/modules.dep" | md5sum | cut -c1-12)
 	base=$VM_BUILD/modules/$kver-$key
 	dir=$base/lib/modules/$kver
 	mkdir -p "$VM_BUILD/modules"
@@ -279,7 +375,7 @@ vm_prepare_modules() {
 	mkdir -p "$tmp/lib/modules/$kver/extra"
 	# depmod's inputs come from the real tree (symlinked here, removed
 	# again afterwards); it writes its outputs here.
-	for e in "/lib/modules/$kver"/*; do
+	for e in "$mods"/*; do
 		case ${e##*/} in
 		modules.order | modules.builtin | modules.builtin.modinfo | kernel | updates | vdso)
 			ln -s "$e" "$tmp/lib/modules/$kver/" ;;
@@ -319,7 +415,9 @@ vm_boot() {
 	"$VM_ROOT/scripts/vm/build-initramfs" || vm_die "initramfs build failed"
 	kernel=$(vm_kernel "$kver")
 	vm_prepare_modules "$kver"
+	VM_KMODDIR=$(vm_moddir "$kver")
 	bz=/boot/vmlinuz-$kver
+	[ -z "${SOFTRNIC_VM_KERNEL:-}" ] || bz=$kernel
 	VM_KVER=$kver
 	vm_boot_once "$kernel"
 	# If the extracted vmlinux never reached the initramfs, PVH boot may not
@@ -359,13 +457,20 @@ vm_reached_initramfs() {
 }
 
 vm_boot_once() {
-	local _kernel=$1 _initrd=$VM_BUILD/initramfs.cpio.gz _start _now _rc _pids=() _qemu_pid
+	local _kernel=$1 _initrd _start _now _rc _pids=() _qemu_pid
 	VM_CTL=$VM_RUN/ctl
 	mkdir -p "$VM_CTL"
 	VM_RESULT='' VM_STATUS='' VM_REASON='' VM_BOOT_WATCHDOG=0
 	rm -f "$VM_CTL/booted" "$VM_CTL/status"
-	# Where guest-setup finds the staged softrnic.ko (vm_prepare_modules).
+	_initrd=$(vm_initrd "$VM_KVER")
+	# Where guest-setup finds the staged softrnic.ko (vm_prepare_modules),
+	# and the kernel's own modules when they are not the host's.
 	printf '%s\n' "${VM_MODULES:-}" >"$VM_CTL/modules"
+	if [ "${VM_KMODDIR:-}" != "/lib/modules/$VM_KVER" ]; then
+		printf '%s\n' "$VM_KMODDIR" >"$VM_CTL/kmoddir"
+	else
+		rm -f "$VM_CTL/kmoddir"
+	fi
 	# VM_CONSOLE_APPEND=1 (run-suite): one file for all boots of a run.
 	local _con_opt=
 	if [ "${VM_CONSOLE_APPEND:-0}" = 1 ]; then
