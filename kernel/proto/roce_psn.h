@@ -15,6 +15,13 @@
 #define ROCE_SEQ_MASK		0xffffffU
 #define ROCE_SEQ_HALF		0x800000U	/* 2^23 */
 
+/*
+ * PSNs a requester may have outstanding (sent or reserved, not yet
+ * acknowledged) at most: beyond 2^23 - 1, signed distances between them
+ * wrap (IBTA 9.7.1).
+ */
+#define ROCE_PSN_OUTSTANDING_MAX	(ROCE_SEQ_HALF - 1)
+
 /* Same definitions as roce_hdr.h (identical redefinition is fine). */
 #define ROCE_PSN_MASK		0xffffffU
 #define ROCE_MSN_MASK		0xffffffU
@@ -77,6 +84,17 @@ static inline bool roce_psn_before_eq(__u32 a, __u32 b)
 static inline bool roce_psn_in_window(__u32 psn, __u32 start, __u32 len)
 {
 	return roce_psn_sub(psn, start) < len;
+}
+
+/*
+ * May a requester whose PSNs [@una, @next) are outstanding (sent or
+ * reserved by a WQE it took) take @npkts more?  Only while all of them
+ * stay within ROCE_PSN_OUTSTANDING_MAX.
+ */
+static inline bool roce_psn_room(__u32 next, __u32 una, __u32 npkts)
+{
+	return (__u64)roce_psn_sub(next, una) + npkts <=
+	       ROCE_PSN_OUTSTANDING_MAX;
 }
 
 /* Number of PSNs a message of @len bytes takes at path MTU @pmtu. */

@@ -202,6 +202,7 @@ struct roce_req {
 	spinlock_t lock;
 	bool active;			/* RTS/SQD and not in error */
 	bool want_kick;			/* sq_xmit said -EAGAIN */
+	u32 want_psns;			/* ... for want of this many PSNs */
 	bool tx_busy;			/* a context is in roce_req_tx() */
 	bool tx_slot_wait;		/* take waits for tx_cur's slot */
 	struct roce_rwqe *tx_cur;	/* WQE copy tx_busy reads unlocked */

@@ -87,6 +87,7 @@ void roce_req_start(struct roce_qp *rqp)
 	req->rnr_left = qp->attr.rnr_retry;
 	req->rnr_wait = false;
 	req->want_kick = false;
+	req->want_psns = 0;
 	req->mtu = roce_mtu(qp);
 	req->active = true;
 	spin_unlock_irqrestore(&req->lock, flags);
@@ -104,6 +105,7 @@ void roce_req_stop(struct roce_qp *rqp)
 	req->head = req->tail = req->tx = 0;
 	req->rd_out = 0;
 	req->want_kick = false;
+	req->want_psns = 0;
 	spin_unlock_irqrestore(&req->lock, flags);
 	del_timer(&req->rto);
 	del_timer(&req->rnr);
@@ -151,6 +153,17 @@ static void roce_rto_update(struct roce_qp *rqp)
 		del_timer(&req->rto);
 	else
 		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+}
+
+/*
+ * Room for @npkts more PSNs?  A READ reserves all its response PSNs at
+ * once; past 2^23 - 1 outstanding the requester's window checks wrap and
+ * the QP hangs, so a WQE waits until enough has drained, as hardware
+ * does.  req.lock held.
+ */
+static bool roce_req_psn_room(const struct roce_req *req, u32 npkts)
+{
+	return roce_psn_room(req->next_psn, req->una_psn, npkts);
 }
 
 int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
@@ -216,6 +229,18 @@ int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
 		goto busy;	/* on its way to ERR: the flush takes it */
 	if (req->tail - req->head == req->nslots)
 		goto busy;
+	mtu = req->mtu;
+	npkts = roce_op_is_rd(op) && op != ROCE_OP_READ ? 1 :
+		max_t(u32, DIV_ROUND_UP_ULL(len, mtu), 1);
+	/* Never fits in the PSN window, however far it drains. */
+	if (npkts > ROCE_PSN_OUTSTANDING_MAX) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		return IB_WC_LOC_LEN_ERR;
+	}
+	if (!roce_req_psn_room(req, npkts)) {
+		req->want_psns = npkts;
+		goto busy;
+	}
 	if (roce_op_is_rd(op) &&
 	    req->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
 		goto busy;
@@ -227,9 +252,6 @@ int roce_req_take(struct roce_qp *rqp, const struct softrnic_swqe *wqe)
 		req->tx_slot_wait = true;
 		goto busy;
 	}
-	mtu = req->mtu;
-	npkts = roce_op_is_rd(op) && op != ROCE_OP_READ ? 1 :
-		max_t(u32, DIV_ROUND_UP_ULL(len, mtu), 1);
 	/*
 	 * The header and only the part of the payload area the WQE uses:
 	 * the whole struct is ~580 bytes, ~1.2 us per post under TCG.
@@ -886,8 +908,10 @@ void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	}
 	kick_tx = req->active && !req->rnr_wait && req->tx != req->tail;
 	if (req->want_kick && (!req->active ||
-			       req->tail - req->head < req->nslots)) {
+			       (req->tail - req->head < req->nslots &&
+				roce_req_psn_room(req, req->want_psns)))) {
 		req->want_kick = false;
+		req->want_psns = 0;
 		kick_sq = true;
 	}
 	spin_unlock_irqrestore(&req->lock, flags);

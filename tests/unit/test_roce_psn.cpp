@@ -103,3 +103,20 @@ TEST_CASE("MSN wraps at 2^24 like the PSN", "[roce_psn]")
 	CHECK(ROCE_PSN_MASK == 0xffffffU);
 	CHECK(ROCE_MSN_MASK == 0xffffffU);
 }
+
+TEST_CASE("outstanding PSNs stay below 2^23", "[roce_psn]")
+{
+	/* nothing outstanding: one message of up to 2^23 - 1 PSNs */
+	CHECK(roce_psn_room(0x10, 0x10, ROCE_PSN_OUTSTANDING_MAX));
+	CHECK_FALSE(roce_psn_room(0x10, 0x10, ROCE_SEQ_HALF));
+	/* 2 GiB at path MTU 256 never fits */
+	CHECK_FALSE(roce_psn_room(0, 0, roce_psn_count(1U << 31, 256)));
+	/* across the 2^24 wrap: 0x20 + 0x10 outstanding */
+	CHECK(roce_psn_room(0x20, 0xfffff0, ROCE_PSN_OUTSTANDING_MAX - 0x30));
+	CHECK_FALSE(roce_psn_room(0x20, 0xfffff0, ROCE_PSN_OUTSTANDING_MAX - 0x2f));
+	/* several large READs: the next waits until the first drained */
+	uint32_t una = 0xabcdef, read = 1U << 21; /* 2 GiB / 1024 */
+	uint32_t next = roce_psn_add(una, 3 * read);
+	CHECK_FALSE(roce_psn_room(next, una, read));
+	CHECK(roce_psn_room(next, roce_psn_add(una, read), read));
+}

@@ -48,7 +48,9 @@
  *   ibv_post_recv with EINVAL and nothing posted.
  *  large: WRITE, READ and SEND of 2^31 bytes (server with --large): both
  *   ends' buffers are a small memfd mapped again and again, the local
- *   side 32 SGEs over the same 64 MiB; checked by content and byte_len.
+ *   side 32 SGEs over the same 64 MiB; checked by content and byte_len;
+ *   read-psn-span: a 2 GiB READ at path MTU 256 (2^23 PSNs, one more
+ *   than may be outstanding) ends at once in a local length error.
  *
  * --rxe-responder accepts what Linux 6.1's rdma_rxe does as responder
  * where it departs from the spec (each departure is printed as NOTE).
@@ -340,6 +342,8 @@ QpPtr make_qp(ibv_pd *pd, ibv_cq *scq, ibv_cq *rcq, uint32_t *send_sge, uint32_t
 }
 
 uint32_t psn_seed = 0x1234;
+/* The client's path MTU at most (a case may lower it; the server follows). */
+enum ibv_mtu mtu_cap = IBV_MTU_4096;
 
 uint32_t next_psn()
 {
@@ -351,7 +355,7 @@ void fill_ep(Ep &e, ibv_qp *qp)
 {
 	e.qpn = qp->qp_num;
 	e.psn = next_psn();
-	e.mtu = pattr.active_mtu;
+	e.mtu = std::min(pattr.active_mtu, mtu_cap);
 	e.atomics = dattr.atomic_cap != IBV_ATOMIC_NONE;
 	std::memcpy(e.gid, my_gid.raw, 16);
 	e.max_msg_sz = pattr.max_msg_sz;
@@ -1874,6 +1878,43 @@ void case_large(LargeOp op)
 	case_end();
 }
 
+/*
+ * A 2 GiB READ at path MTU 256 is 2^23 response PSNs: more than a
+ * requester may have outstanding (2^23 - 1, or its signed PSN distances
+ * wrap and the QP hangs with no completion).  It must end at once with a
+ * local length error, nothing on the wire, the responder still RTS.
+ */
+void case_psn_span()
+{
+	case_begin("read-psn-span");
+	mtu_cap = IBV_MTU_256;
+	Setup s{};
+	connect_case(s, 7, true);
+	mtu_cap = IBV_MTU_4096;
+	Client &c = *cl;
+	ibv_sge sg[LARGE_SGES];
+	for (auto &g : sg)
+		g = {laddr(0), (uint32_t)CLI_SPAN, c.mr->lkey};
+	Wr w(1, IBV_WR_RDMA_READ, 0, 0);
+	w.wr.sg_list = sg;
+	w.wr.num_sge = LARGE_SGES;
+	w.rdma(c.srv.addr[R_FULL], c.srv.rkey[R_FULL]);
+	ibv_send_wr *badwr;
+	if (int err = ibv_post_send(c.qp.get(), &w.wr, &badwr)) {
+		note("ibv_post_send refused it: %s", std::strerror(err));
+	} else {
+		auto wcs = poll_n(c.scq.get(), 1, 30000);
+		if (wcs.empty() || wcs[0].status != IBV_WC_LOC_LEN_ERR)
+			bad("2 GiB READ at MTU 256: %s, expected %s",
+			    wcs.empty() ? "no completion in 30 s" : wc_str(wcs[0]).c_str(),
+			    st(IBV_WC_LOC_LEN_ERR));
+	}
+	CheckRep rep = check(CheckReq{300, 0, IBV_QPS_RTS, 0, {}});
+	if (rep.qp_state != IBV_QPS_RTS)
+		bad("the responder's QP left RTS");
+	case_end();
+}
+
 /* ------------------------------------------------------------------ */
 
 void run_cases()
@@ -1917,6 +1958,8 @@ void run_cases()
 		if (on(names[op], "large"))
 			case_large((LargeOp)op);
 	}
+	if (on("read-psn-span", "large"))
+		case_psn_span();
 }
 
 void client()
