@@ -32,11 +32,24 @@ static void softrnic_cq_event(struct softrnic_cq *cq, enum ib_event_type type)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-/* Take the arm request if @cqe satisfies it; cq->lock held. */
+/*
+ * Attempts at taking an arm request from uflags, which a process can
+ * change between our read and our compare-and-exchange, as often as it
+ * likes: past them the arm request counts as taken.
+ */
+#define SOFTRNIC_CQ_ARM_TRIES	4
+
+/*
+ * Take the arm request if @cqe satisfies it; cq->lock held.  If uflags
+ * keeps changing under us, the completion handler runs anyway: a
+ * spurious completion event is harmless (the consumer polls, finds what
+ * there is and arms again), a lost one is not.
+ */
 static bool softrnic_cq_take_arm(struct softrnic_cq *cq, bool solicited,
 				 u8 status)
 {
 	u32 *uflags = &cq->ring.ctrl->uflags;
+	unsigned int tries = SOFTRNIC_CQ_ARM_TRIES;
 	u32 old;
 
 	/*
@@ -47,7 +60,7 @@ static bool softrnic_cq_take_arm(struct softrnic_cq *cq, bool solicited,
 	smp_mb();
 	old = READ_ONCE(*uflags);
 	while (sr_cq_arm_hit(old, solicited, status)) {
-		if (try_cmpxchg(uflags, &old, 0))
+		if (try_cmpxchg(uflags, &old, 0) || !--tries)
 			return true;
 	}
 	return false;
@@ -320,7 +333,7 @@ int softrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 int softrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct softrnic_cq *cq = to_scq(ibcq);
-	u32 want, old, cons;
+	u32 want, cons;
 	unsigned long irqflags;
 	int missed = 0;
 
@@ -329,10 +342,13 @@ int softrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 	/* cq->lock keeps resize from swapping the ring under us. */
 	spin_lock_irqsave(&cq->lock, irqflags);
-	old = READ_ONCE(cq->ring.ctrl->uflags);
-	/* Fully ordered on success: the arm is visible before we look. */
-	while (!try_cmpxchg(&cq->ring.ctrl->uflags, &old, old | want))
-		;
+	/*
+	 * One atomic OR (a process may store to the word: no retry loop),
+	 * fully ordered: the arm is visible before we look.
+	 */
+	smp_mb__before_atomic();
+	atomic_or(want, (atomic_t *)&cq->ring.ctrl->uflags);
+	smp_mb__after_atomic();
 	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
 		cons = softrnic_ring_load_cons(&cq->ring);
 		missed = cons != cq->prod;

@@ -77,6 +77,7 @@ static void softrnic_sq_flush(struct softrnic_qp *qp)
 			softrnic_cq_post(softrnic_qp_scq(qp), &cqe, false);
 		}
 		qp->sq_next = c;
+		qp->sq_prod_seen = c;
 		qp->sq_cons = c;
 		qp->sq_pending = false;
 		qp->sq_fence_wait = false;
@@ -160,6 +161,7 @@ void softrnic_qp_discard(struct softrnic_qp *qp)
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	prod = softrnic_ring_load_prod(&qp->sq);
 	qp->sq_next = prod;
+	qp->sq_prod_seen = prod;
 	qp->sq_cons = prod;
 	qp->sq_pending = false;
 	qp->sq_fence_wait = false;

@@ -292,6 +292,7 @@ struct softrnic_qp {
 	u32 sq_prod;			/* kernel QPs: producer counter */
 	/* Fetch side, under mutex (sq_next also written under sq_lock). */
 	u32 sq_next;			/* next WQE to fetch */
+	u32 sq_prod_seen;		/* prod as last read: never goes back */
 	bool sq_pending;		/* *sq_wqe holds WQE sq_next */
 	bool sq_fence_wait;		/* stalled on a fenced local WQE */
 	struct softrnic_swqe *sq_wqe;

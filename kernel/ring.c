@@ -71,17 +71,25 @@ void softrnic_ring_info(const struct softrnic_ring *ring,
 
 /*
  * kflags is written only by the kernel, but by more than one context
- * (e.g. the SQ worker and an error path); keep each update atomic.
- * Fully ordered: callers rely on it as the fence of the doorbell protocol.
+ * (e.g. the SQ worker and an error path); keep each update atomic.  It
+ * lives in memory the process maps writable, so no update may retry on
+ * what the process can change: one atomic OR or AND-NOT each, never a
+ * compare-and-exchange loop (a process storing to the word in a loop
+ * would keep one failing, with interrupts off in some callers).  Fully
+ * ordered: callers rely on it as the fence of the doorbell protocol.
  */
 void softrnic_ring_kflags(struct softrnic_ring *ring, u32 set, u32 clear)
 {
-	u32 old, new;
+	atomic_t *kflags;
 
 	if (!ring->num_slots)
 		return;
-	old = READ_ONCE(ring->ctrl->kflags);
-	do {
-		new = (old & ~clear) | set;
-	} while (!try_cmpxchg(&ring->ctrl->kflags, &old, new));
+	BUILD_BUG_ON(sizeof(atomic_t) != sizeof(ring->ctrl->kflags));
+	kflags = (atomic_t *)&ring->ctrl->kflags;
+	smp_mb__before_atomic();
+	if (set)
+		atomic_or(set, kflags);
+	if (clear)
+		atomic_andnot(clear, kflags);
+	smp_mb__after_atomic();
 }

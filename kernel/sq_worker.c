@@ -287,8 +287,35 @@ static enum softrnic_sq_step softrnic_sq_step(struct softrnic_qp *qp)
 }
 
 /*
+ * The SQ's prod, read once and checked: within the ring, and never
+ * behind a prod read before (sq_prod_seen).  An honest producer only
+ * moves it forward; one that moves it back has corrupted its ring (and
+ * could otherwise keep the worker looking forever), so the QP goes to
+ * ERR with IB_EVENT_QP_FATAL.  qp->mutex held.
+ */
+static bool softrnic_sq_load_prod(struct softrnic_qp *qp, u32 *prod)
+{
+	struct softrnic_ring *sq = &qp->sq;
+	u32 p = softrnic_ring_load_prod(sq);
+
+	if (!sr_ring_sane_fetch(p, qp->sq_next, qp->sq_cons, sq->num_slots) ||
+	    (s32)(p - qp->sq_prod_seen) < 0) {
+		ibdev_dbg(qp->ibqp.device,
+			  "QP %u: SQ producer index %u out of range or moved back from %u\n",
+			  qp->ibqp.qp_num, p, qp->sq_prod_seen);
+		softrnic_qp_error(qp, true);
+		return false;
+	}
+	qp->sq_prod_seen = p;
+	*prod = p;
+	return true;
+}
+
+/*
  * Consume the SQ of a QP in RTS; qp->mutex held.  Returns true if the
- * budget ran out and the worker should run again.
+ * budget ran out and the worker should run again.  Every look at prod
+ * costs budget, also the one before going idle: prod is the process's to
+ * write, and a process moving it to and fro must not keep us here.
  */
 bool softrnic_sq_drain(struct softrnic_qp *qp)
 {
@@ -300,15 +327,8 @@ bool softrnic_sq_drain(struct softrnic_qp *qp)
 	lockdep_assert_held(&qp->mutex);
 	softrnic_ring_kflags(sq, SOFTRNIC_KFLAG_KERNEL_ACTIVE, 0);
 	for (;;) {
-		prod = softrnic_ring_load_prod(sq);
-		if (!sr_ring_sane_fetch(prod, qp->sq_next, qp->sq_cons,
-					sq->num_slots)) {
-			ibdev_dbg(qp->ibqp.device,
-				  "QP %u: SQ producer index %u out of range\n",
-				  qp->ibqp.qp_num, prod);
-			softrnic_qp_error(qp, true);
+		if (!softrnic_sq_load_prod(qp, &prod))
 			return false;
-		}
 		while (qp->sq_next != prod) {
 			if (!budget--)
 				return true;
@@ -321,6 +341,8 @@ bool softrnic_sq_drain(struct softrnic_qp *qp)
 		if (softrnic_ring_load_prod(sq) == qp->sq_next)
 			return false;
 		softrnic_ring_kflags(sq, SOFTRNIC_KFLAG_KERNEL_ACTIVE, 0);
+		if (!budget--)
+			return true;
 	}
 }
 

@@ -12,6 +12,9 @@
  *   ring_test DEV disassociate  `rdma link delete DEV` while holding
  *                               objects and mappings
  *   ring_test DEV abandon       exit without destroying anything
+ *   ring_test DEV hostile       prod moved back (iWARP RC), and a thread
+ *                               flipping prod, kflags and a CQ's uflags
+ *                               while doorbells ring: bounded, QP_FATAL
  *
  * Prints "FAIL ..." per failed check and "ring_test: N checks, M failed";
  * exits non-zero on failure.  Only libibverbs' headers are used (for the
@@ -20,11 +23,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -304,6 +309,22 @@ static int to_rts(struct ctx *c, struct uqp *qp)
 	if (!err)
 		err = modify_qp(c, qp, IBV_QPS_RTS, roce ? IBV_QP_SQ_PSN : 0);
 	return err;
+}
+
+/* The QP's state (enum ibv_qp_state), or -errno. */
+static int query_qp_state(struct ctx *c, struct uqp *qp)
+{
+	struct ib_uverbs_query_qp_resp resp;
+	struct ib_uverbs_query_qp cmd = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = qp->handle,
+		.attr_mask = IBV_QP_STATE,
+	};
+	int err;
+
+	err = uverbs_cmd(c, IB_USER_VERBS_CMD_QUERY_QP, &cmd, sizeof(cmd),
+			 sizeof(resp));
+	return err ? err : resp.qp_state;
 }
 
 /* The doorbells: empty post_send / post_recv. */
@@ -874,6 +895,137 @@ static int run_scribble(struct ctx *c, int rounds)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* A process that moves its ring words under the kernel's feet */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * prod moved back, but not behind what the kernel fetched: WQEs 0..3 sit
+ * in the SQ of a QP whose sends stall (no transport), the kernel has seen
+ * prod 4, and prod becomes 2.  The ring is corrupt: QP_FATAL, ERR.
+ */
+static void test_prod_backwards(struct ctx *c)
+{
+	struct ib_uverbs_async_event_desc ev;
+	struct ucq cq;
+	struct uqp qp;
+	int i;
+
+	CHECK(!create_cq(c, &cq, 16, -1), "CQ");
+	CHECK(!create_qp(c, &qp, &cq, &cq, IBV_QPT_RC, 8, 8), "QP");
+	CHECK(!to_rts(c, &qp), "RTS");
+	for (i = 0; i < 4; i++)
+		CHECK(!post_send(c, &qp, i, SOFTRNIC_WR_SEND, 0, NULL), "send");
+	CHECK(!sq_doorbell(c, &qp), "doorbell");
+	__atomic_store_n(&qp.sq.ctrl->prod, 2, __ATOMIC_RELEASE);
+	CHECK(!sq_doorbell(c, &qp), "doorbell after prod moved back");
+	CHECK(!async_event(c, &ev, 2000) && ev.event_type ==
+	      IBV_EVENT_QP_FATAL && ev.element == 0x99,
+	      "prod moved back: QP_FATAL");
+	CHECK(kflags(&qp.sq) & SOFTRNIC_KFLAG_ERROR, "prod moved back: ERR");
+	CHECK(!destroy_qp(c, &qp), "destroy QP");
+	CHECK(!destroy_cq(c, &cq), "destroy CQ");
+}
+
+struct flipper {
+	struct uqp *qp;
+	struct ucq *cq;
+	volatile int stop;
+	unsigned long flips;
+};
+
+/* Store to prod, kflags and the CQ's uflags as fast as it can. */
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	struct softrnic_ring_ctrl *sq = f->qp->sq.ctrl, *cq = f->cq->r.ctrl;
+	uint32_t base = f->qp->sq.mine;
+
+	while (!f->stop) {
+		__atomic_store_n(&sq->prod, base + (f->flips & 1),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&sq->kflags, (uint32_t)f->flips,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&cq->uflags, f->flips & 2 ?
+				 SOFTRNIC_CQ_ARM_NEXT : SOFTRNIC_CQ_ARM_SOLICITED,
+				 __ATOMIC_RELAXED);
+		f->flips++;
+	}
+	return NULL;
+}
+
+/*
+ * One thread flips the SQ's prod back and forth, kflags and the CQ's arm
+ * word, while this one rings doorbells, posts and polls: every system
+ * call returns at once (the kernel bounds every loop over those words)
+ * and the QP ends in ERR, and destroy works.  RC (iWARP: its sends stall
+ * in the SQ, so prod is seen moving back): with QP_FATAL.  UD: the first
+ * WQE the kernel fetches fails (no AH), which is ERR without an event.
+ */
+static void test_flip(struct ctx *c, uint8_t qpt)
+{
+	struct ib_uverbs_async_event_desc ev;
+	struct softrnic_cqe cqe[16];
+	struct flipper f = { 0 };
+	double t0, t, worst = 0;
+	struct ucq cq;
+	struct uqp qp;
+	pthread_t th;
+	int i, n, fatal = 0;
+
+	CHECK(!create_cq(c, &cq, 16, comp_channel(c)), "CQ");
+	CHECK(!create_qp(c, &qp, &cq, &cq, qpt, 8, 8), "QP");
+	CHECK(!to_rts(c, &qp), "RTS");
+	f.qp = &qp;
+	f.cq = &cq;
+	CHECK(!pthread_create(&th, NULL, flip, &f), "flipper thread");
+	t0 = now_s();
+	for (i = 0; i < 2000 && now_s() - t0 < 3; i++) {
+		t = now_s();
+		sq_doorbell(c, &qp);
+		if (i % 8 == 0)
+			post_send(c, &qp, i, SOFTRNIC_WR_SEND,
+				  SOFTRNIC_WQE_F_SIGNALED, NULL);
+		poll_cq(&cq, cqe, 0, 16, 0);
+		t = now_s() - t;
+		if (t > worst)
+			worst = t;
+	}
+	f.stop = 1;
+	pthread_join(th, NULL);
+	while (!async_event(c, &ev, 1000))
+		if (ev.event_type == IBV_EVENT_QP_FATAL && ev.element == 0x99)
+			fatal = 1;
+	printf("ring_test: %s: %d doorbells against %lu flips, slowest %.3f s\n",
+	       qpt == IBV_QPT_RC ? "RC" : "UD", i, f.flips, worst);
+	CHECK(f.flips > 1000, "the flipper ran: %lu flips", f.flips);
+	CHECK(worst < 1.0, "a doorbell took %.3f s", worst);
+	n = query_qp_state(c, &qp);
+	CHECK(n == IBV_QPS_ERR, "flipped prod: QP state %d, not ERR", n);
+	if (qpt == IBV_QPT_RC)
+		CHECK(fatal, "flipped prod: QP_FATAL");
+	CHECK(!destroy_qp(c, &qp), "destroy QP");
+	CHECK(!destroy_cq(c, &cq), "destroy CQ");
+}
+
+static int run_hostile(struct ctx *c)
+{
+	uint8_t qpt = c->link_type == SOFTRNIC_LINK_ROCE ? IBV_QPT_UD :
+							   IBV_QPT_RC;
+
+	if (qpt == IBV_QPT_RC)
+		test_prod_backwards(c);
+	test_flip(c, qpt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx c;
@@ -882,7 +1034,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon|scribble [ROUNDS]]\n");
+		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon|scribble [ROUNDS]|hostile]\n");
 		return 2;
 	}
 	err = open_dev(&c, argv[1]);
@@ -896,6 +1048,8 @@ int main(int argc, char **argv)
 		run_abandon(&c);
 	else if (!strcmp(mode, "scribble"))
 		run_scribble(&c, argc > 3 ? atoi(argv[3]) : 200);
+	else if (!strcmp(mode, "hostile"))
+		run_hostile(&c);
 	else
 		run_basic(&c);
 	printf("ring_test: %s %s: %d checks, %d failed\n", argv[1], mode,

@@ -1,7 +1,9 @@
 #!/bin/bash
 # A hostile process scribbles random bytes over its SQ, RQ and CQ rings
 # (slots and counters) while posting, ringing doorbells and polling; then
-# one is killed with scribbled objects alive.  The kernel log must stay
+# one is killed with scribbled objects alive; and a thread flips prod,
+# kflags and a CQ's uflags under doorbells (bounded, QP to ERR).  The
+# kernel log must stay
 # clean (the harness fails the test on any splat) and nothing may leak.
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +16,11 @@ rdma link add roce0 type roce netdev sr0 || die "add roce0"
 rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
 "$T" roce0 scribble 150 || die "ring_test roce0 scribble"
 "$T" iw0 scribble 150 || die "ring_test iw0 scribble"
+# A thread moving prod back and forth, kflags and the CQ's arm word while
+# doorbells ring: every loop of the kernel over them is bounded, and the
+# QP ends in ERR (prod moved back is ring corruption), on UD and RC.
+"$T" roce0 hostile || die "ring_test roce0 hostile"
+"$T" iw0 hostile || die "ring_test iw0 hostile"
 "$T" roce0 scribble 5 &
 pid=$!
 sleep 0.2
