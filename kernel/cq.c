@@ -9,8 +9,17 @@
  * Arming: the consumer sets SOFTRNIC_CQ_ARM_* in uflags (a process
  * writes it directly, a kernel ULP through req_notify_cq).  After
  * publishing a CQE the producer takes a satisfied arm request with a
- * compare-and-exchange to 0 and calls the completion handler, which for a
- * process signals its completion channel.
+ * compare-and-exchange to 0 and has the completion handler called, which
+ * for a process signals its completion channel.
+ *
+ * Handlers.  Producers post under the transport's spinlocks, with IRQs
+ * off (a QP's send or receive state, its SQ completion lock), and ULPs
+ * poll, re-arm and post from their completion handler, as they may with
+ * hardware, whose handler runs in interrupt context holding nothing of
+ * the driver's.  So neither the completion handler nor the CQ_ERR event
+ * handler is called by the producer: it counts what is owed and
+ * schedules the CQ's tasklet, which calls them in softirq context with
+ * IRQs on and no lock of ours held.  destroy_cq kills the tasklet.
  */
 #include <linux/etherdevice.h>
 #include <rdma/uverbs_ioctl.h>
@@ -30,6 +39,20 @@ static void softrnic_cq_event(struct softrnic_cq *cq, enum ib_event_type type)
 
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+#define SOFTRNIC_CQ_EV_ERR	0
+
+static void softrnic_cq_notify(struct tasklet_struct *t)
+{
+	struct softrnic_cq *cq = from_tasklet(cq, t, notify);
+	int n;
+
+	if (test_and_clear_bit(SOFTRNIC_CQ_EV_ERR, &cq->ev_pending))
+		softrnic_cq_event(cq, IB_EVENT_CQ_ERR);
+	for (n = atomic_xchg(&cq->comp_pending, 0); n > 0; n--)
+		if (cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 /*
@@ -90,7 +113,8 @@ int softrnic_cq_post(struct softrnic_cq *cq, const struct softrnic_cqe *cqe,
 		ibdev_warn_ratelimited(cq->ibcq.device,
 				       "CQ %u overflow, CQ in error\n",
 				       cq->cqn);
-		softrnic_cq_event(cq, IB_EVENT_CQ_ERR);
+		set_bit(SOFTRNIC_CQ_EV_ERR, &cq->ev_pending);
+		tasklet_schedule(&cq->notify);
 		return -ENOSPC;
 	}
 	memcpy(softrnic_ring_slot(ring, cq->prod), cqe, sizeof(*cqe));
@@ -100,10 +124,13 @@ int softrnic_cq_post(struct softrnic_cq *cq, const struct softrnic_cqe *cqe,
 
 	/*
 	 * ib_core guarantees the CQ outlives every QP posting to it, and QP
-	 * destruction waits for its producers, so the CQ is alive here.
+	 * destruction waits for its producers, so the CQ is alive here; its
+	 * destruction waits for the tasklet.
 	 */
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (notify) {
+		atomic_inc(&cq->comp_pending);
+		tasklet_schedule(&cq->notify);
+	}
 	return 0;
 }
 
@@ -136,6 +163,7 @@ int softrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	tasklet_setup(&cq->notify, softrnic_cq_notify);
 	cq->user = !!udata;
 	cq->cqn = atomic_inc_return(&sdev->cqn_next);
 	err = softrnic_ring_alloc(&cq->ring, num_slots, SOFTRNIC_CQE_SLOT_SIZE,
@@ -165,6 +193,7 @@ int softrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct softrnic_cq *cq = to_scq(ibcq);
 
 	/* No QP uses the CQ any more (ib_core's usecnt), so no producer. */
+	tasklet_kill(&cq->notify);
 	softrnic_ring_free(&cq->ring);
 	atomic_dec(&to_sdev(ibcq->device)->cq_count);
 	return 0;

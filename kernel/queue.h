@@ -20,6 +20,7 @@
 #define SOFTRNIC_QUEUE_H
 
 #include <linux/completion.h>
+#include <linux/interrupt.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -112,6 +113,10 @@ struct softrnic_cq {
 	u32 cqn;
 	bool user;
 	bool error;			/* overflow or corrupted cons: sticky */
+	/* Handlers run from here, never under a lock of ours (cq.c). */
+	struct tasklet_struct notify;
+	atomic_t comp_pending;		/* comp_handler calls owed */
+	unsigned long ev_pending;	/* bit 0: IB_EVENT_CQ_ERR owed */
 };
 
 static inline struct softrnic_cq *to_scq(struct ib_cq *ibcq)
@@ -151,6 +156,9 @@ struct softrnic_srq {
 	u32 cons;
 	u32 limit;			/* armed limit; 0 = not armed */
 	bool error;
+	/* The event handler runs from here, never under our locks (srq.c). */
+	struct tasklet_struct notify;
+	unsigned long ev_pending;	/* SOFTRNIC_SRQ_EV_* bits */
 
 	spinlock_t post_lock;		/* kernel producers */
 	u32 prod;

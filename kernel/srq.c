@@ -12,6 +12,9 @@
 
 #include "queue.h"
 
+#define SOFTRNIC_SRQ_EV_ERR	0
+#define SOFTRNIC_SRQ_EV_LIMIT	1
+
 static void softrnic_srq_event(struct softrnic_srq *srq,
 			       enum ib_event_type type)
 {
@@ -23,6 +26,21 @@ static void softrnic_srq_event(struct softrnic_srq *srq,
 
 	if (srq->ibsrq.event_handler)
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/*
+ * The SRQ's events, from its tasklet: softrnic_srq_get() runs under the
+ * transport's spinlocks with IRQs off, and an event handler may call
+ * back into verbs (modify_srq to re-arm the limit, post_srq_recv).
+ */
+static void softrnic_srq_notify(struct tasklet_struct *t)
+{
+	struct softrnic_srq *srq = from_tasklet(srq, t, notify);
+
+	if (test_and_clear_bit(SOFTRNIC_SRQ_EV_ERR, &srq->ev_pending))
+		softrnic_srq_event(srq, IB_EVENT_SRQ_ERR);
+	if (test_and_clear_bit(SOFTRNIC_SRQ_EV_LIMIT, &srq->ev_pending))
+		softrnic_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
 }
 
 int softrnic_create_srq(struct ib_srq *ibsrq,
@@ -50,6 +68,7 @@ int softrnic_create_srq(struct ib_srq *ibsrq,
 
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	tasklet_setup(&srq->notify, softrnic_srq_notify);
 	srq->user = !!udata;
 	srq->srqn = atomic_inc_return(&sdev->srqn_next);
 	slot_size = sr_rq_slot_size(attr->max_sge);
@@ -115,6 +134,7 @@ int softrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct softrnic_srq *srq = to_ssrq(ibsrq);
 
 	/* ib_core refuses while a QP uses the SRQ: no consumer is left. */
+	tasklet_kill(&srq->notify);
 	softrnic_ring_free(&srq->ring);
 	atomic_dec(&to_sdev(ibsrq->device)->srq_count);
 	return 0;
@@ -196,8 +216,10 @@ int softrnic_srq_get(struct softrnic_srq *srq, struct softrnic_krqe *out)
 out:
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (broke)
-		softrnic_srq_event(srq, IB_EVENT_SRQ_ERR);
+		set_bit(SOFTRNIC_SRQ_EV_ERR, &srq->ev_pending);
 	if (limit_hit)
-		softrnic_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+		set_bit(SOFTRNIC_SRQ_EV_LIMIT, &srq->ev_pending);
+	if (broke || limit_hit)
+		tasklet_schedule(&srq->notify);
 	return err;
 }

@@ -1646,10 +1646,17 @@ out:
 /* Send queue semantics ULPs rely on                                   */
 /* ------------------------------------------------------------------ */
 
-static atomic_t notify_calls;
+static atomic_t notify_calls, notify_irqs_off;
 
+/*
+ * ULPs re-arm, poll and post from their completion handler, as with
+ * hardware, where it runs in interrupt context with no driver lock held:
+ * softrnic must not call it with IRQs off under a lock of its own.
+ */
 static void notify_comp(struct ib_cq *cq, void *ctx)
 {
+	if (irqs_disabled())
+		atomic_inc(&notify_irqs_off);
 	atomic_inc(&notify_calls);
 }
 
@@ -1870,6 +1877,7 @@ static void test_sq_semantics(void)
 	for (i = 0; i < 4; i++)
 		CHECK(!post_recv(p.qp[1], 0x600 + i, &rsge, 1), "recv");
 	atomic_set(&notify_calls, 0);
+	atomic_set(&notify_irqs_off, 0);
 	CHECK(!ib_req_notify_cq(ncq, IB_CQ_SOLICITED), "arm solicited");
 	swr = (struct ib_send_wr){ .wr_id = 0x601, .opcode = IB_WR_SEND,
 				   .send_flags = IB_SEND_SIGNALED,
@@ -1896,6 +1904,9 @@ static void test_sq_semantics(void)
 	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	CHECK(wait_notify(2) == 2, "next-completion arm: %d handler calls",
 	      atomic_read(&notify_calls));
+	CHECK(!atomic_read(&notify_irqs_off),
+	      "completion handler called with IRQs off %d of %d times",
+	      atomic_read(&notify_irqs_off), atomic_read(&notify_calls));
 	ib_destroy_qp(p.qp[0]);
 	ib_destroy_qp(p.qp[1]);
 	cq_discard(S[0].cq);
