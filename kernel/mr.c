@@ -581,19 +581,22 @@ static int softrnic_walk_kva(const struct softrnic_mr_view *v, bool dma,
 
 	while (len) {
 		unsigned long addr;
+		u64 room = len;		/* bytes contiguous at addr */
 		size_t chunk;
 
 		if (dma) {
 			addr = iova;
 		} else {
 			u64 idx = sr_block_index(off, v->shift);
+			u64 in = sr_block_offset(off, v->shift);
 
 			if (WARN_ON_ONCE(idx >= v->n))
 				return -ERANGE;
-			addr = READ_ONCE(v->list[idx]) +
-			       sr_block_offset(off, v->shift);
+			addr = READ_ONCE(v->list[idx]) + in;
+			/* Blocks need not be adjacent, nor fill a page. */
+			room = min_t(u64, len, (1ULL << v->shift) - in);
 		}
-		chunk = min_t(u64, len, PAGE_SIZE - offset_in_page(addr));
+		chunk = min_t(u64, room, PAGE_SIZE - offset_in_page(addr));
 		if (!softrnic_kva_ok(addr))
 			return -ERANGE;
 		ret = fn((void *)addr, chunk, ctx);

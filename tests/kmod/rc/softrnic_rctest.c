@@ -949,6 +949,128 @@ out:
 }
 
 /*
+ * A fast-reg MR of blocks smaller than a page, as a ULP with 512-byte
+ * sectors maps it (ib_map_mr_sg with page_size 512): two blocks in two
+ * pages, neither filling its page.  A WRITE and a READ of both must move
+ * each half through its own block and touch nothing else of the pages.
+ */
+/* First offset where @a and @b differ, or -1. */
+static long mem_diff(const u8 *a, const u8 *b, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return i;
+	return -1;
+}
+
+#define FRB_BLOCK	512
+#define FRB_OFF0	FRB_BLOCK		/* block 0 within page 0 */
+#define FRB_OFF1	(2 * FRB_BLOCK)		/* block 1 within page 1 */
+
+static void test_fast_reg_blocks(void)
+{
+	struct ib_sge sge = {
+		.addr = S[0].dma, .length = 2 * FRB_BLOCK,
+		.lkey = S[0].pd->local_dma_lkey,
+	};
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_id = 0x4eb,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.access = FR_ACCESS,
+	};
+	int before = atomic_read(&failures);
+	struct scatterlist sgl[2];
+	struct page *pg[2] = {};
+	struct ib_mr *mr = NULL;
+	u8 *b0, *b1, *expect;
+	struct pair p;
+	int i, n, nents = 0;
+
+	expect = kzalloc(2 * PAGE_SIZE, GFP_KERNEL);
+	for (i = 0; i < 2; i++)
+		pg[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!CHECK(expect && pg[0] && pg[1], "pages"))
+		goto out;
+	b0 = page_address(pg[0]) + FRB_OFF0;
+	b1 = page_address(pg[1]) + FRB_OFF1;
+	sg_init_table(sgl, 2);
+	sg_set_page(&sgl[0], pg[0], FRB_BLOCK, FRB_OFF0);
+	sg_set_page(&sgl[1], pg[1], FRB_BLOCK, FRB_OFF1);
+	nents = ib_dma_map_sg(S[1].dev, sgl, 2, DMA_BIDIRECTIONAL);
+	if (!CHECK(nents == 2, "map 2 blocks: %d", nents))
+		goto out;
+	mr = ib_alloc_mr(S[1].pd, IB_MR_TYPE_MEM_REG, 2);
+	if (!CHECK(!IS_ERR(mr), "alloc_mr: %ld", PTR_ERR(mr))) {
+		mr = NULL;
+		goto out;
+	}
+	n = ib_map_mr_sg(mr, sgl, nents, NULL, FRB_BLOCK);
+	if (!CHECK(n == 2 && mr->length == 2 * FRB_BLOCK,
+		   "ib_map_mr_sg 512: %d, length %llu", n, mr->length))
+		goto out;
+	if (!pair_new(&p))
+		goto out;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	if (!CHECK(!post(p.qp[1], &wr.wr), "post REG_MR") ||
+	    !expect_wc(S[1].cq, 0x4eb, IB_WC_SUCCESS, IB_WC_REG_MR, NULL))
+		goto out_pair;
+
+	/* The expected pages: block 0 gets the first half, block 1 the rest. */
+	fill(S[0].buf, 2 * FRB_BLOCK, 0x5a);
+	memcpy(expect + FRB_OFF0, S[0].buf, FRB_BLOCK);
+	memcpy(expect + PAGE_SIZE + FRB_OFF1, S[0].buf + FRB_BLOCK, FRB_BLOCK);
+	if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1, mr->iova,
+			  mr->rkey) == IB_WC_SUCCESS, "WRITE over 2 blocks")) {
+		CHECK(!memcmp(page_address(pg[0]), expect, PAGE_SIZE),
+		      "WRITE over 2 blocks: page of block 0 differs at %ld",
+		      mem_diff(page_address(pg[0]), expect, PAGE_SIZE));
+		CHECK(!memcmp(page_address(pg[1]), expect + PAGE_SIZE,
+			      PAGE_SIZE),
+		      "WRITE over 2 blocks: page of block 1 differs at %ld",
+		      mem_diff(page_address(pg[1]), expect + PAGE_SIZE,
+			       PAGE_SIZE));
+	}
+	memset(S[0].buf, 0, 2 * FRB_BLOCK);
+	if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_READ, &sge, 1, mr->iova,
+			  mr->rkey) == IB_WC_SUCCESS, "READ over 2 blocks"))
+		CHECK(!memcmp(S[0].buf, b0, FRB_BLOCK) &&
+		      !memcmp(S[0].buf + FRB_BLOCK, b1, FRB_BLOCK),
+		      "READ over 2 blocks: data differs");
+
+	/* A short WRITE across the block boundary. */
+	fill(S[0].buf, 64, 0x21);
+	memcpy(expect + FRB_OFF0 + FRB_BLOCK - 24, S[0].buf, 24);
+	memcpy(expect + PAGE_SIZE + FRB_OFF1, S[0].buf + 24, 40);
+	sge.length = 64;
+	if (CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1,
+			  mr->iova + FRB_BLOCK - 24, mr->rkey) ==
+		  IB_WC_SUCCESS, "WRITE across the block boundary"))
+		CHECK(!memcmp(page_address(pg[0]), expect, PAGE_SIZE) &&
+		      !memcmp(page_address(pg[1]), expect + PAGE_SIZE,
+			      PAGE_SIZE),
+		      "WRITE across the block boundary: pages differ");
+out_pair:
+	pair_free(&p);
+out:
+	if (mr)
+		ib_dereg_mr(mr);
+	if (nents)
+		ib_dma_unmap_sg(S[1].dev, sgl, 2, DMA_BIDIRECTIONAL);
+	for (i = 0; i < 2; i++)
+		if (pg[i])
+			__free_page(pg[i]);
+	kfree(expect);
+	pr_info("rctest: fast-reg MR of 512-byte blocks: %d failed\n",
+		atomic_read(&failures) - before);
+}
+
+/*
  * SEND_WITH_INV naming a key the responder may not invalidate: a
  * fast-reg MR of another PD, the PD's DMA MR.  IBTA: the responder
  * answers with an Invalid Request NAK (requester: IB_WC_REM_INV_REQ_ERR),
@@ -2582,6 +2704,7 @@ static int __init rctest_init(void)
 	if (!side_init(&S[0], dev0) && !side_init(&S[1], dev1)) {
 		test_data_path();
 		test_fast_reg();
+		test_fast_reg_blocks();
 		test_inv_errors();
 		test_atomics();
 		test_io_chain();
