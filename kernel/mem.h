@@ -19,7 +19,8 @@
  *    read under a per-object seqlock, so checks are consistent snapshots
  *    even while a fast-register, invalidate or bind rewrites them.
  *
- * Lock order: MW window lock -> MR lock -> key table xa_lock.
+ * Lock order: MW window lock -> MR lock -> key table xa_lock, and
+ * MW window lock -> the bound QP's mw_lock (queue.h).
  */
 #ifndef SOFTRNIC_MEM_H
 #define SOFTRNIC_MEM_H
@@ -137,6 +138,13 @@ struct softrnic_win {
 	u8 type;			/* IB_MW_TYPE_1 / IB_MW_TYPE_2 */
 	bool zero_based;
 	u32 qpn;			/* type 2: the QP it is bound to */
+	/*
+	 * Type 2, bound: that QP, and our node on its mws list (under its
+	 * mw_lock).  The QP unbinds every window on the list before it is
+	 * freed, so qp is valid whenever it is set (under mk.lock).
+	 */
+	struct softrnic_qp *qp;
+	struct list_head qp_node;
 	struct softrnic_mr *mr;		/* bound MR (counted in mr->num_mw) */
 	struct rcu_head rcu;
 };
@@ -326,15 +334,17 @@ int softrnic_mem_invalidate(const struct ib_qp *qp, u32 key);
  * bind.addr/length/access the window.  A type 1 window with length 0 is
  * unbound.  Returns IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
  */
-enum ib_wc_status softrnic_mw_bind(const struct ib_qp *qp,
+enum ib_wc_status softrnic_mw_bind(struct softrnic_qp *qp,
 				   const struct softrnic_sqe *wqe);
 
 /*
- * The queues layer calls this when QP @qpn is destroyed (before its
- * number can be reused): type 2 MWs bound to it go back to FREE, so a
- * later QP with the same number cannot use them.
+ * The queues layer calls this when @qp is destroyed (before its number
+ * can be reused and its memory freed): the type 2 MWs bound to it, kept
+ * on its own list, go back to FREE, so a later QP with the same number
+ * cannot use them.  Costs one step per window of @qp, none per window of
+ * any other QP.  Process context.
  */
-void softrnic_mw_qp_destroyed(struct softrnic_dev *sdev, u32 qpn);
+void softrnic_mw_qp_destroyed(struct softrnic_qp *qp);
 
 /*
  * UD sends: the address vector of user or kernel AH @ah_num, which must

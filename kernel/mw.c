@@ -8,16 +8,15 @@
  * A bound window counts itself in its MR's num_mw, which keeps the MR
  * from being deregistered, re-registered or invalidated underneath it; it
  * does not hold a reference on the MR (that would make dereg wait for
- * ever).  A type 2 window records the number of the QP it is bound to and
- * is marked in the key table, so softrnic_mw_qp_destroyed() can find it.
+ * ever).  A type 2 window records the number of the QP it is bound to
+ * and sits on that QP's list of windows, so destroying the QP unbinds
+ * exactly its own windows (softrnic_mw_qp_destroyed()).
  */
 #include <linux/slab.h>
 
 #include "mem.h"
+#include "queue.h"
 #include "limits.h"
-
-/* XA_MARK_0 tracks free slots in an allocating xarray. */
-#define SOFTRNIC_MKEY_MARK_QP_BOUND XA_MARK_1
 
 static_assert(SR_MW_TYPE_1 == IB_MW_TYPE_1);
 static_assert(SR_MW_TYPE_2 == IB_MW_TYPE_2);
@@ -44,6 +43,7 @@ int softrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	seqlock_init(&win->mk.lock);
 	win->type = ibmw->type;
 	win->qpn = SOFTRNIC_NO_QPN;
+	INIT_LIST_HEAD(&win->qp_node);
 	win->mk.pd = to_spd(ibmw->pd);
 	/* Type 1 windows are valid (unbound) from birth; type 2 free. */
 	win->mk.state = ibmw->type == IB_MW_TYPE_1 ? SOFTRNIC_MKEY_VALID :
@@ -63,10 +63,10 @@ err_count:
 }
 
 /* Drop @win's binding, if any.  win->mk.lock held, IRQs off. */
-static void softrnic_win_unbind_locked(struct softrnic_dev *sdev,
-				       struct softrnic_win *win)
+static void softrnic_win_unbind_locked(struct softrnic_win *win)
 {
 	struct softrnic_mr *mr = win->mr;
+	struct softrnic_qp *qp = win->qp;
 
 	if (mr) {
 		write_seqlock(&mr->mk.lock);
@@ -74,13 +74,14 @@ static void softrnic_win_unbind_locked(struct softrnic_dev *sdev,
 		write_sequnlock(&mr->mk.lock);
 		win->mr = NULL;
 	}
-	if (win->qpn != SOFTRNIC_NO_QPN) {
-		xa_lock(&sdev->mkeys);
-		__xa_clear_mark(&sdev->mkeys, sr_mkey_index(win->mk.key),
-				SOFTRNIC_MKEY_MARK_QP_BOUND);
-		xa_unlock(&sdev->mkeys);
-		win->qpn = SOFTRNIC_NO_QPN;
+	if (qp) {
+		/* destroy_qp may have taken it off already: _init */
+		spin_lock(&qp->mw_lock);
+		list_del_init(&win->qp_node);
+		spin_unlock(&qp->mw_lock);
+		win->qp = NULL;
 	}
+	win->qpn = SOFTRNIC_NO_QPN;
 	win->mk.access = 0;
 	win->mk.iova = 0;
 	win->mk.length = 0;
@@ -93,7 +94,7 @@ int softrnic_dealloc_mw(struct ib_mw *ibmw)
 	struct softrnic_win *win = to_smw(ibmw)->win;
 
 	write_seqlock_irq(&win->mk.lock);
-	softrnic_win_unbind_locked(sdev, win);
+	softrnic_win_unbind_locked(win);
 	win->mk.state = SOFTRNIC_MKEY_INVALID;
 	write_sequnlock_irq(&win->mk.lock);
 
@@ -104,11 +105,11 @@ int softrnic_dealloc_mw(struct ib_mw *ibmw)
 	return 0;
 }
 
-enum ib_wc_status softrnic_mw_bind(const struct ib_qp *qp,
+enum ib_wc_status softrnic_mw_bind(struct softrnic_qp *qp,
 				   const struct softrnic_sqe *wqe)
 {
-	struct softrnic_dev *sdev = to_sdev(qp->device);
-	struct softrnic_pd *pd = to_spd(qp->pd);
+	struct softrnic_dev *sdev = qp->sdev;
+	struct softrnic_pd *pd = to_spd(qp->ibqp.pd);
 	u32 mw_rkey = wqe->bind.mw_rkey, new_rkey = wqe->bind.new_rkey;
 	u32 mr_lkey = wqe->bind.mr_lkey;
 	struct sr_bind_req req = {
@@ -163,7 +164,7 @@ enum ib_wc_status softrnic_mw_bind(const struct ib_qp *qp,
 		ok = sr_mw_bind_check(&req) == SR_BIND_OK;
 	}
 	if (ok) {
-		softrnic_win_unbind_locked(sdev, win);
+		softrnic_win_unbind_locked(win);
 		win->mr = mr;
 		win->mk.key = new_rkey;
 		win->mk.access = req.access & SR_ACCESS_REMOTE;
@@ -172,11 +173,11 @@ enum ib_wc_status softrnic_mw_bind(const struct ib_qp *qp,
 		win->mk.length = req.length;
 		win->mk.state = SOFTRNIC_MKEY_VALID;
 		if (win->type == IB_MW_TYPE_2) {
-			win->qpn = qp->qp_num;
-			xa_lock(&sdev->mkeys);
-			__xa_set_mark(&sdev->mkeys, sr_mkey_index(mw_rkey),
-				      SOFTRNIC_MKEY_MARK_QP_BOUND);
-			xa_unlock(&sdev->mkeys);
+			win->qpn = qp->ibqp.qp_num;
+			win->qp = qp;
+			spin_lock(&qp->mw_lock);
+			list_add_tail(&win->qp_node, &qp->mws);
+			spin_unlock(&qp->mw_lock);
 		}
 		status = IB_WC_SUCCESS;
 	}
@@ -274,35 +275,50 @@ int softrnic_win_invalidate(struct softrnic_dev *sdev, struct softrnic_win *win,
 	if (!err && qpn != SOFTRNIC_NO_QPN && win->qpn != qpn)
 		err = -EPERM;
 	if (!err) {
-		softrnic_win_unbind_locked(sdev, win);
+		softrnic_win_unbind_locked(win);
 		win->mk.state = SOFTRNIC_MKEY_FREE;
 	}
 	write_sequnlock_irqrestore(&win->mk.lock, flags);
 	return err;
 }
 
-void softrnic_mw_qp_destroyed(struct softrnic_dev *sdev, u32 qpn)
+/*
+ * Take the windows off @qp's list one at a time: each is referenced under
+ * mw_lock (its memory is freed only after a grace period, so the node is
+ * safe to follow there), then unbound under its own lock, which ranks
+ * above mw_lock.  A window that dealloc_mw, an invalidation or another
+ * bind unbinds in between no longer names @qp and is left alone.
+ */
+void softrnic_mw_qp_destroyed(struct softrnic_qp *qp)
 {
-	struct softrnic_mkey *mk;
-	unsigned long index;
+	struct softrnic_win *win;
+	unsigned long flags;
+	bool ref;
 
-	/* Entries may be freed concurrently: reference before use. */
-	rcu_read_lock();
-	xa_for_each_marked(&sdev->mkeys, index, mk,
-			   SOFTRNIC_MKEY_MARK_QP_BOUND) {
-		struct softrnic_win *win;
-		unsigned long flags;
+	might_sleep();
+	for (;;) {
+		rcu_read_lock();
+		spin_lock_irqsave(&qp->mw_lock, flags);
+		win = list_first_entry_or_null(&qp->mws, struct softrnic_win,
+					       qp_node);
+		ref = false;
+		if (win) {
+			list_del_init(&win->qp_node);
+			ref = refcount_inc_not_zero(&win->mk.ref);
+		}
+		spin_unlock_irqrestore(&qp->mw_lock, flags);
+		rcu_read_unlock();
+		if (!win)
+			return;
+		if (!ref)
+			continue;	/* being deallocated: that unbinds it */
 
-		if (!refcount_inc_not_zero(&mk->ref))
-			continue;
-		win = container_of(mk, struct softrnic_win, mk);
 		write_seqlock_irqsave(&win->mk.lock, flags);
-		if (win->qpn == qpn && win->mk.state == SOFTRNIC_MKEY_VALID) {
-			softrnic_win_unbind_locked(sdev, win);
+		if (win->qp == qp && win->mk.state == SOFTRNIC_MKEY_VALID) {
+			softrnic_win_unbind_locked(win);
 			win->mk.state = SOFTRNIC_MKEY_FREE;
 		}
 		write_sequnlock_irqrestore(&win->mk.lock, flags);
-		softrnic_mkey_put(mk);
+		softrnic_mkey_put(&win->mk);
 	}
-	rcu_read_unlock();
 }

@@ -200,6 +200,8 @@ int softrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_post_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->mw_lock);
+	INIT_LIST_HEAD(&qp->mws);
 
 	err = softrnic_qp_alloc_queues(qp, init, udata);
 	if (err)
@@ -270,7 +272,7 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (ibqp->recv_cq != ibqp->send_cq)
 		softrnic_cq_purge_qp(softrnic_qp_rcq(qp), ibqp->qp_num, false);
 	/* Type 2 MWs bound to this QPN must not serve a later QP. */
-	softrnic_mw_qp_destroyed(sdev, ibqp->qp_num);
+	softrnic_mw_qp_destroyed(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 
 	softrnic_qp_free_queues(qp);

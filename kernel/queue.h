@@ -318,6 +318,13 @@ struct softrnic_qp {
 	spinlock_t rq_lock;		/* consumer: wire receive path, flush */
 	u32 rq_cons;
 
+	/*
+	 * Type 2 MWs bound to this QP (struct softrnic_win.qp_node), for
+	 * destroy_qp.  mw_lock is a leaf lock, taken inside a window's lock.
+	 */
+	spinlock_t mw_lock;
+	struct list_head mws;
+
 	/* The wire's transport state (qp_init .. qp_fini). */
 	void *wire_priv;
 };

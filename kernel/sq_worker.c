@@ -229,7 +229,7 @@ static enum ib_wc_status softrnic_sq_local(struct softrnic_qp *qp,
 					   kreg->access);
 		return err ? softrnic_mem_wc_status(err, false) : IB_WC_SUCCESS;
 	case SOFTRNIC_WR_BIND_MW:
-		return softrnic_mw_bind(&qp->ibqp, &wqe->sqe);
+		return softrnic_mw_bind(qp, &wqe->sqe);
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}

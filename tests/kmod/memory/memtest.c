@@ -257,16 +257,15 @@ static enum ib_wc_status mt_bind(struct ib_qp *qp, u32 mw_rkey, u32 new_rkey,
 	w.bind.addr = addr;
 	w.bind.length = len;
 	w.bind.access = access;
-	return softrnic_mw_bind(qp, &w);
+	return softrnic_mw_bind(to_sqp(qp), &w);
 }
 
 static void mt_mw(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
 	struct softrnic_pd *spd = to_spd(pd);
-	struct ib_qp qp = { .device = ibdev, .pd = pd, .qp_num = 77 };
-	struct ib_qp qp2 = { .device = ibdev, .pd = pd, .qp_num = 78 };
-	struct ib_qp qpx = { .device = ibdev, .pd = pd2, .qp_num = 79 };
+	struct softrnic_qp *q = kcalloc(3, sizeof(*q), GFP_KERNEL);
+	struct ib_qp *qp, *qp2, *qpx;
 	struct softrnic_mr *mr;
 	struct mt_frwr f = {};
 	struct ib_mw *mw1, *mw2;
@@ -274,9 +273,26 @@ static void mt_mw(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2
 	u32 k1, k2;
 	int i;
 
+	/* Just what binding, lookups and destroy_qp's unbinding read. */
+	if (!q) {
+		CHECK(0);
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		q[i].ibqp.device = ibdev;
+		q[i].ibqp.pd = i < 2 ? pd : pd2;
+		q[i].ibqp.qp_num = 77 + i;
+		q[i].sdev = sdev;
+		spin_lock_init(&q[i].mw_lock);
+		INIT_LIST_HEAD(&q[i].mws);
+	}
+	qp = &q[0].ibqp;
+	qp2 = &q[1].ibqp;
+	qpx = &q[2].ibqp;
 	f.mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 3);
 	if (IS_ERR(f.mr)) {
 		CHECK(0);
+		kfree(q);
 		return;
 	}
 	for (i = 0; i < 3; i++)
@@ -297,18 +313,18 @@ static void mt_mw(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2
 
 	/* MW keys are no lkeys, and unbound windows resolve to nothing. */
 	CHECK(ERRV(softrnic_mr_get(sdev, k1, spd, 0, iova, 8, false)) == -ENOENT);
-	CHECK(ERRV(softrnic_rkey_get(&qp, k1, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
+	CHECK(ERRV(softrnic_rkey_get(qp, k1, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
 
 	/* Type 1 bind. */
-	CHECK(mt_bind(&qp, k1, ib_inc_rkey(k1) ^ 0x100, f.mr->lkey, iova, 100,
+	CHECK(mt_bind(qp, k1, ib_inc_rkey(k1) ^ 0x100, f.mr->lkey, iova, 100,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_MW_BIND_ERR);
-	CHECK(mt_bind(&qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova, 100,
+	CHECK(mt_bind(qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova, 100,
 		      IB_ACCESS_REMOTE_READ | IB_ZERO_BASED) == IB_WC_MW_BIND_ERR);
-	CHECK(mt_bind(&qpx, k1, ib_inc_rkey(k1), f.mr->lkey, iova, 100,
+	CHECK(mt_bind(qpx, k1, ib_inc_rkey(k1), f.mr->lkey, iova, 100,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_MW_BIND_ERR);
-	CHECK(mt_bind(&qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova + PAGE_SIZE, 3 * PAGE_SIZE,
+	CHECK(mt_bind(qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova + PAGE_SIZE, 3 * PAGE_SIZE,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_MW_BIND_ERR);
-	CHECK(mt_bind(&qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova + 16, 100,
+	CHECK(mt_bind(qp, k1, ib_inc_rkey(k1), f.mr->lkey, iova + 16, 100,
 		      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE) == IB_WC_SUCCESS);
 	k1 = ib_inc_rkey(k1);
 	va = iova + 20;
@@ -322,24 +338,24 @@ static void mt_mw(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2
 	CHECK(ERRV(softrnic_mr_get(sdev, ib_inc_rkey(k1), spd, IB_ACCESS_REMOTE_READ, va, 8, true)) == -ENOENT);
 	/* Bound MR cannot go or be invalidated; type 1 cannot be invalidated. */
 	CHECK(softrnic_mr_local_inv(spd, f.mr->rkey) == -EINVAL);
-	CHECK(softrnic_mem_invalidate(&qp, k1) == -EINVAL);
+	CHECK(softrnic_mem_invalidate(qp, k1) == -EINVAL);
 	CHECK(ib_dereg_mr(f.mr) == -EBUSY);
 	/* Type 1 unbind (length 0). */
-	CHECK(mt_bind(&qp, k1, ib_inc_rkey(k1), 0, 0, 0, 0) == IB_WC_SUCCESS);
+	CHECK(mt_bind(qp, k1, ib_inc_rkey(k1), 0, 0, 0, 0) == IB_WC_SUCCESS);
 	k1 = ib_inc_rkey(k1);
 	CHECK(ERRV(softrnic_mr_get(sdev, k1, spd, IB_ACCESS_REMOTE_READ, va, 8, true)) == -ENOENT);
 
 	/* Type 2, zero based, bound to qp. */
-	CHECK(mt_bind(&qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova + PAGE_SIZE, 0,
+	CHECK(mt_bind(qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova + PAGE_SIZE, 0,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_MW_BIND_ERR);
-	CHECK(mt_bind(&qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova + PAGE_SIZE, PAGE_SIZE,
+	CHECK(mt_bind(qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova + PAGE_SIZE, PAGE_SIZE,
 		      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | IB_ZERO_BASED) == IB_WC_SUCCESS);
 	k2 = ib_inc_rkey(k2);
 	/* Rebinding a bound type 2 window fails (o10-37.2.30). */
-	CHECK(mt_bind(&qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 8,
+	CHECK(mt_bind(qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 8,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_MW_BIND_ERR);
 	va = 16;
-	mr = softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_ATOMIC, &va, 8);
+	mr = softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_ATOMIC, &va, 8);
 	CHECK(!IS_ERR(mr) && va == iova + PAGE_SIZE + 16);
 	if (!IS_ERR(mr)) {
 		u64 orig;
@@ -349,34 +365,34 @@ static void mt_mw(struct softrnic_dev *sdev, struct ib_pd *pd, struct ib_pd *pd2
 		softrnic_mr_put(mr);
 	}
 	va = 16;
-	CHECK(ERRV(softrnic_rkey_get(&qp2, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -EPERM);
+	CHECK(ERRV(softrnic_rkey_get(qp2, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -EPERM);
 	CHECK(ERRV(softrnic_mr_get(sdev, k2, spd, IB_ACCESS_REMOTE_READ, 16, 8, true)) == -EPERM);
 	va = PAGE_SIZE - 4;
-	CHECK(ERRV(softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ERANGE);
+	CHECK(ERRV(softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ERANGE);
 	/* Invalidate by another QP fails, by ours works. */
-	CHECK(softrnic_mem_invalidate(&qp2, k2) == -EPERM);
-	CHECK(softrnic_mem_invalidate(&qp, k2) == 0);
+	CHECK(softrnic_mem_invalidate(qp2, k2) == -EPERM);
+	CHECK(softrnic_mem_invalidate(qp, k2) == 0);
 	va = 16;
-	CHECK(ERRV(softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
+	CHECK(ERRV(softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
 	/* Bind again, then the QP goes away. */
-	CHECK(mt_bind(&qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 64,
+	CHECK(mt_bind(qp, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 64,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_SUCCESS);
 	k2 = ib_inc_rkey(k2);
 	va = iova;
-	mr = softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_READ, &va, 8);
+	mr = softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_READ, &va, 8);
 	CHECK(!IS_ERR(mr));
 	if (!IS_ERR(mr))
 		softrnic_mr_put(mr);
-	softrnic_mw_qp_destroyed(sdev, 99);
+	softrnic_mw_qp_destroyed(to_sqp(qp2));	/* binds nothing */
 	va = iova;
-	CHECK(!IS_ERR_OR_NULL(mr = softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)));
+	CHECK(!IS_ERR_OR_NULL(mr = softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)));
 	if (!IS_ERR(mr))
 		softrnic_mr_put(mr);
-	softrnic_mw_qp_destroyed(sdev, 77);
+	softrnic_mw_qp_destroyed(to_sqp(qp));
 	va = iova;
-	CHECK(ERRV(softrnic_rkey_get(&qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
+	CHECK(ERRV(softrnic_rkey_get(qp, k2, IB_ACCESS_REMOTE_READ, &va, 8)) == -ENOENT);
 	/* Free again: can be bound anew. */
-	CHECK(mt_bind(&qp2, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 64,
+	CHECK(mt_bind(qp2, k2, ib_inc_rkey(k2), f.mr->lkey, iova, 64,
 		      IB_ACCESS_REMOTE_READ) == IB_WC_SUCCESS);
 	CHECK(ib_dereg_mr(f.mr) == -EBUSY);
 	/* Deallocating a bound window releases the MR. */
@@ -391,6 +407,7 @@ out:
 	CHECK(ib_dereg_mr(f.mr) == 0);
 	for (i = 0; i < 3; i++)
 		__free_page(f.pages[i]);
+	kfree(q);
 }
 
 /* Lookups racing with deregistration and invalidation. */

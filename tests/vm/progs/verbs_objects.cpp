@@ -848,6 +848,132 @@ void memory_windows(device &d)
 	ibv_dealloc_pd(pd);
 }
 
+/* ------------------------------- type 2 MWs and the QP they are bound to */
+
+/* An RC QP in RTS that takes BIND_MW and LOCAL_INV through ibv_wr_*. */
+ibv_qp *mw_qp(device &d, ibv_pd *pd, ibv_cq *cq, uint32_t depth)
+{
+	ibv_qp_init_attr_ex xa{};
+	xa.qp_type = IBV_QPT_RC;
+	xa.send_cq = xa.recv_cq = cq;
+	xa.cap = {depth, 1, 1, 1, 0};
+	xa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	xa.pd = pd;
+	xa.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+	ibv_qp *qp = must(ibv_create_qp_ex(d.ctx, &xa), "create_qp_ex");
+	if (to_rts(d, qp))
+		die("mw QP to RTS");
+	return qp;
+}
+
+/*
+ * Bind type 2 windows @mws[0..n) to @qp over @mr, as many WQEs as the SQ
+ * holds at a time, the last of each batch signaled.  true if all bound.
+ */
+bool bind_type2(ibv_qp *qp, ibv_cq *cq, ibv_mr *mr, std::vector<ibv_mw *> &mws, size_t first,
+		size_t n, uint32_t depth)
+{
+	ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_mw_bind_info bi{mr, reinterpret_cast<uintptr_t>(mr->addr), 4096,
+			    IBV_ACCESS_REMOTE_WRITE};
+	for (size_t start = first; start < first + n;) {
+		const size_t end = std::min(first + n, start + depth);
+		ibv_wr_start(x);
+		for (size_t i = start; i < end; i++) {
+			x->wr_id = i;
+			x->wr_flags = i + 1 == end ? IBV_SEND_SIGNALED : 0;
+			ibv_wr_bind_mw(x, mws[i], ibv_inc_rkey(mws[i]->rkey), &bi);
+		}
+		if (ibv_wr_complete(x))
+			return false;
+		auto wc = poll_n(cq, 1);
+		if (wc.size() != 1 || wc[0].status != IBV_WC_SUCCESS || wc[0].wr_id != end - 1)
+			return false;
+		/* the new key is the window's from now on */
+		for (; start < end; start++)
+			mws[start]->rkey = ibv_inc_rkey(mws[start]->rkey);
+	}
+	return true;
+}
+
+/* One signaled LOCAL_INV of @rkey on @qp: its completion status (-1: none). */
+int local_inv(ibv_qp *qp, ibv_cq *cq, uint32_t rkey)
+{
+	ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	x->wr_id = 0x11;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey);
+	if (ibv_wr_complete(x))
+		return -1;
+	auto wc = poll_n(cq, 1);
+	return wc.size() == 1 && wc[0].wr_id == 0x11 ? wc[0].status : -1;
+}
+
+/* Seconds that @cycles create/destroy pairs of a plain RC QP take. */
+double qp_cycles(ibv_pd *pd, ibv_cq *cq, int cycles)
+{
+	const auto t0 = std::chrono::steady_clock::now();
+	for (int i = 0; i < cycles; i++)
+		must0(ibv_destroy_qp(must(make_qp(pd, cq, cq, IBV_QPT_RC, 4), "create_qp")),
+		      "destroy_qp");
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/*
+ * Destroying a QP frees exactly the type 2 windows bound to it (another
+ * QP's stay bound and usable), and what it costs does not grow with the
+ * windows other QPs have bound: they are kept per QP, not found by a walk
+ * over every window of the device.
+ */
+void mw_qp_destroy(device &d)
+{
+	const char *n = d.name.c_str();
+	constexpr uint32_t depth = 256;
+	constexpr size_t many = 50000;
+	constexpr int cycles = 40;
+	ibv_pd *pd = must(ibv_alloc_pd(d.ctx), "alloc_pd");
+	std::vector<char> buf(8192);
+	ibv_mr *mr =
+	    must(ibv_reg_mr(pd, buf.data(), buf.size(),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND),
+		 "reg_mr");
+	ibv_cq *cq = must(ibv_create_cq(d.ctx, 2 * depth, nullptr, nullptr, 0), "create_cq");
+	std::vector<ibv_mw *> mws;
+	for (size_t i = 0; i < 4 + many; i++)
+		mws.push_back(must(ibv_alloc_mw(pd, IBV_MW_TYPE_2), "alloc_mw 2"));
+
+	/* windows 0, 1 bound to A; 2, 3 to B; A goes */
+	ibv_qp *a = mw_qp(d, pd, cq, depth), *b = mw_qp(d, pd, cq, depth);
+	check(bind_type2(a, cq, mr, mws, 0, 2, depth) && bind_type2(b, cq, mr, mws, 2, 2, depth),
+	      "%s: type 2 windows bound to QPs A and B", n);
+	check(ibv_destroy_qp(a) == 0, "%s: destroy QP A", n);
+	check(local_inv(b, cq, mws[2]->rkey) == IBV_WC_SUCCESS &&
+		  local_inv(b, cq, mws[3]->rkey) == IBV_WC_SUCCESS,
+	      "%s: B's windows still bound after A's destroy (LOCAL_INV succeeds)", n);
+	check(bind_type2(b, cq, mr, mws, 0, 2, depth),
+	      "%s: A's windows free after A's destroy (bind to B succeeds)", n);
+	check(local_inv(b, cq, mws[0]->rkey) == IBV_WC_SUCCESS, "%s: and usable by B", n);
+
+	/* the cost of a destroy, before and after C binds many windows */
+	const double before = qp_cycles(pd, cq, cycles);
+	ibv_qp *c = mw_qp(d, pd, cq, depth);
+	check(bind_type2(c, cq, mr, mws, 4, many, depth), "%s: %zu windows bound to QP C", n, many);
+	const double after = qp_cycles(pd, cq, cycles);
+	check(after < 3 * before + 0.1,
+	      "%s: %d QP create/destroy: %.3f s, %.3f s with %zu windows bound elsewhere", n,
+	      cycles, before, after, many);
+	check(ibv_destroy_qp(c) == 0, "%s: destroy QP C", n);
+	check(bind_type2(b, cq, mr, mws, 4, 2, depth), "%s: C's windows free after its destroy", n);
+
+	check(ibv_destroy_qp(b) == 0, "%s: destroy QP B", n);
+	for (ibv_mw *mw : mws)
+		must0(ibv_dealloc_mw(mw), "dealloc_mw");
+	check(ibv_dereg_mr(mr) == 0, "%s: dereg_mr after the windows are gone", n);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 int run_objects(const char *roce, const char *iwarp)
 {
 	for (const char *name : {roce, iwarp}) {
@@ -860,6 +986,8 @@ int run_objects(const char *roce, const char *iwarp)
 		blocked_event(d);
 		cq_overflow(d);
 		memory_windows(d);
+		if (d.roce)
+			mw_qp_destroy(d);
 	}
 	std::printf("verbs objects: %d failed\n", failures);
 	return std::min(failures, 99);
