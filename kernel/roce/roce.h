@@ -68,7 +68,7 @@ enum roce_counter {
 	ROCE_CNT_READ_RESPONSES,
 	ROCE_CNT_ATOMICS,
 	ROCE_CNT_RX_STEERED,		/* received on another CPU (roce_steer.c) */
-	ROCE_CNT_DROP_STEER_FULL,	/* that CPU's queue for the QP was full */
+	ROCE_CNT_DROP_STEER_FULL,	/* the QP's or the device's queue was full */
 	ROCE_CNT_TX_BATCHES,		/* UDP GSO skbs sent (roce_batch_xmit()) */
 	ROCE_CNT_TX_LOOPED,		/* to a device of this host (roce_loop.c) */
 	ROCE_CNT_DROP_LOOP_FULL,	/* that CPU's loopback queue was full */
@@ -93,6 +93,7 @@ struct roce_dev {
 	struct list_head ns_node;
 	struct roce_ns *rns;
 	u64 __percpu *stats;
+	atomic_t rx_queued;		/* skbs on the QPs' steering queues */
 	/* Multicast groups (roce_mcast.c): RCU list, mc_mutex for writers. */
 	struct mutex mc_mutex;
 	struct list_head mcgs;
@@ -311,6 +312,7 @@ struct roce_qp {
 	bool rx_owned;			/* a context is processing the queue */
 	int rx_cpu;			/* where it runs */
 	u32 rx_run;			/* FIRST/MIDDLE packets in a row */
+	u32 rx_next_psn;		/* after the last request queued */
 	struct work_struct rx_work;
 };
 
@@ -375,8 +377,7 @@ int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
 
 /* roce_net.c */
-void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
-		     struct softrnic_qp *qp);
+void roce_rcv_steered(struct softrnic_qp *qp, struct sk_buff *skb);
 void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff);
 struct net_device *roce_addr_dev(struct net *net, const struct sk_buff *skb);
 struct roce_dev *roce_dev_of(struct net *net, const struct net_device *ndev);
@@ -393,8 +394,8 @@ void roce_steer_exit(void);
 void roce_steer_qp_init(struct roce_qp *rqp);
 void roce_steer_qp_fini(struct roce_qp *rqp);
 void roce_steer_purge(struct roce_qp *rqp);
-bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
-		u32 len);
+bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb,
+		const struct roce_pkt *pkt);
 void roce_steer_work(struct work_struct *work);
 void roce_steer_queue_work(int cpu, struct work_struct *work);
 

@@ -150,23 +150,19 @@ static bool roce_from_peer(struct roce_qp *rqp, const struct sk_buff *skb)
 }
 
 /*
- * Everything from the ICRC on, for one packet whose headers roce_rcv()
- * pulled and counted.  @qp is the QP the BTH names, looked up before the
- * packet was checked (the caller holds a reference), or NULL.  Softirq,
- * or the steering work item with BH off under RCU; consumes @skb.
+ * The ICRC, then the parse into @pkt, of a packet whose headers roce_rcv()
+ * pulled: nothing of a corrupt packet is looked at, kept or queued.
+ * Drops (counted) and returns false, or returns true.
  */
-void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
-		     struct softrnic_qp *qp)
+static bool roce_rcv_check(struct softrnic_dev *sdev, struct sk_buff *skb,
+			   struct roce_pkt *pkt)
 {
-	struct softrnic_dev *sdev = rdev->sdev;
 	const u32 bth_off = sizeof(struct udphdr);
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	u32 len = skb->len - bth_off, icrc, wire_icrc;
 	u8 icrc_buf[ROCE_ICRC_LEN];
-	struct roce_pkt pkt;
 	int err;
 
-	/* The ICRC first: nothing of a corrupt packet is looked at. */
 	if (skb_copy_bits(skb, skb->len - ROCE_ICRC_LEN, icrc_buf,
 			  sizeof(icrc_buf)))
 		goto drop;
@@ -177,17 +173,49 @@ void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
 		roce_count(sdev, ROCE_CNT_DROP_ICRC, 1);
 		goto drop;
 	}
-
-	err = roce_parse(skb->data + bth_off, len, &pkt);
+	err = roce_parse(skb->data + bth_off, len, pkt);
 	if (err) {
 		roce_count(sdev, ROCE_CNT_DROP_ICRC - err, 1);
 		goto drop;
 	}
-	if (pkt.info->transport == ROCE_TRANSPORT_UD) {
-		roce_ud_rcv(sdev, qp, &pkt, skb, bth_off);
+	return true;
+drop:
+	kfree_skb(skb);
+	return false;
+}
+
+/* A checked RC packet from the QP's peer, to its requester or responder. */
+static void roce_rcv_rc(struct softrnic_qp *qp, const struct roce_pkt *pkt,
+			struct sk_buff *skb)
+{
+	const u32 bth_off = sizeof(struct udphdr);
+
+	if (pkt->info->flags & ROCE_OPF_RESP)
+		roce_req_rcv(roce_qp(qp), pkt, skb, bth_off);
+	else
+		roce_resp_rcv(roce_qp(qp), pkt, skb, bth_off);
+	consume_skb(skb);
+}
+
+/*
+ * One packet that passed roce_rcv_check(): @qp is the QP the BTH names,
+ * looked up before the packet was checked (the caller holds a reference),
+ * or NULL.  An RC packet from the QP's peer is processed here, or, inside
+ * a long message, queued for another CPU (roce_steer.c), which only ever
+ * holds packets that passed every check but the transport's own.
+ * Softirq; consumes @skb.
+ */
+static void roce_rcv_deliver(struct roce_dev *rdev, struct sk_buff *skb,
+			     struct softrnic_qp *qp, const struct roce_pkt *pkt)
+{
+	struct softrnic_dev *sdev = rdev->sdev;
+	const u32 bth_off = sizeof(struct udphdr);
+
+	if (pkt->info->transport == ROCE_TRANSPORT_UD) {
+		roce_ud_rcv(sdev, qp, pkt, skb, bth_off);
 		return;
 	}
-	if (pkt.info->transport != ROCE_TRANSPORT_RC) {
+	if (pkt->info->transport != ROCE_TRANSPORT_RC) {
 		/* CNPs: no congestion control to feed. */
 		roce_count(sdev, ROCE_CNT_DROP_TRANSPORT, 1);
 		goto drop;
@@ -202,26 +230,44 @@ void roce_rcv_finish(struct roce_dev *rdev, struct sk_buff *skb,
 		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
 		goto drop;
 	}
-	if (pkt.info->flags & ROCE_OPF_RESP)
-		roce_req_rcv(roce_qp(qp), &pkt, skb, bth_off);
-	else
-		roce_resp_rcv(roce_qp(qp), &pkt, skb, bth_off);
-	consume_skb(skb);
+	if (roce_steer(roce_qp(qp), skb, pkt))
+		return;
+	roce_rcv_rc(qp, pkt, skb);
 	return;
 drop:
 	kfree_skb(skb);
 }
 
 /*
+ * A packet roce_steer() queued, on the CPU it was steered to: it passed
+ * every check before it was queued, and its bytes have not changed, so
+ * only the parse is redone (the queue keeps no parse state).  The
+ * steering work item, BH off, under RCU, holding a reference to @qp;
+ * consumes @skb.
+ */
+void roce_rcv_steered(struct softrnic_qp *qp, struct sk_buff *skb)
+{
+	const u32 bth_off = sizeof(struct udphdr);
+	struct roce_pkt pkt;
+
+	if (WARN_ON_ONCE(roce_parse(skb->data + bth_off, skb->len - bth_off,
+				    &pkt))) {
+		kfree_skb(skb);
+		return;
+	}
+	roce_rcv_rc(qp, &pkt, skb);
+}
+
+/*
  * One RoCEv2 packet: @skb->data is at the UDP header, whose length the
- * UDP layer checked and trimmed the skb to.  Processed here, or queued
- * for another CPU (roce_steer.c).  Softirq; consumes @skb.
+ * UDP layer checked and trimmed the skb to.  Softirq; consumes @skb.
  */
 static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
 {
 	struct softrnic_dev *sdev = rdev->sdev;
 	const u32 bth_off = sizeof(struct udphdr);
 	struct softrnic_qp *qp;
+	struct roce_pkt pkt;
 	u32 len;
 
 	if (skb->protocol != htons(ETH_P_IPV6) &&
@@ -242,15 +288,10 @@ static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
 	roce_count(sdev, ROCE_CNT_RX_PKTS, 1);
 	roce_count(sdev, ROCE_CNT_RX_BYTES, len);
 
-	/* Unchecked yet: only picks the QP that may process it. */
-	qp = softrnic_qp_get(sdev, roce_bth_qpn((const struct roce_bth *)
-						(skb->data + bth_off)));
-	if (qp && qp->kind == SR_QP_RC && roce_qp(qp) &&
-	    roce_steer(roce_qp(qp), skb, bth_off, len)) {
-		softrnic_qp_put(qp);
+	if (!roce_rcv_check(sdev, skb, &pkt))
 		return;
-	}
-	roce_rcv_finish(rdev, skb, qp);
+	qp = softrnic_qp_get(sdev, pkt.dest_qpn);
+	roce_rcv_deliver(rdev, skb, qp, &pkt);
 	if (qp)
 		softrnic_qp_put(qp);
 	return;

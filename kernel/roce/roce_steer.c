@@ -16,9 +16,17 @@
  * Which packets.  A QP starts steering at the ROCE_STEER_RUN-th packet in
  * a row that is neither the last of a message nor an ACK (FIRST and
  * MIDDLE of SEND, WRITE and READ RESPONSE), at once for a WRITE FIRST
- * whose RETH says the message is at least that many packets long.  What
- * is peeked at here only picks where a packet is processed:
- * roce_rcv_finish() checks the ICRC before anything else, there or here.
+ * whose RETH says the message is at least that many packets long.
+ *
+ * What is queued.  Only packets a peer could not have made up without
+ * being on the path: roce_rcv() checked the ICRC, the parse and that the
+ * packet comes from the QP's peer before it gets here, and here its PSN
+ * must be one the QP can use next (roce_steer_in_window()).  Anything else
+ * is processed at once, as if the QP were not steering, and costs no
+ * memory: a duplicate is answered, a stale response or a PSN far ahead
+ * dropped.  Queued packets are bounded per QP (roce_steer_queue_max())
+ * and per device (ROCE_STEER_DEV_MAX); beyond either a packet is dropped
+ * and counted (rx_drop_steer_full).
  *
  * Order.  A QP's packets are processed one at a time and in the order
  * they reached roce_steer(): while any is queued, every later packet of
@@ -67,6 +75,8 @@ static unsigned int roce_steer_queue_max(void)
 {
 	return max_t(int, READ_ONCE(netdev_max_backlog), 2 * ROCE_WINDOW);
 }
+/* Packets queued on all QPs of a device, at most. */
+#define ROCE_STEER_DEV_MAX	8192
 
 static struct workqueue_struct *roce_steer_wq;
 
@@ -105,7 +115,10 @@ void roce_steer_qp_init(struct roce_qp *rqp)
 /* RESET and ERR: drop the packets of a connection that is over. */
 void roce_steer_purge(struct roce_qp *rqp)
 {
+	struct roce_dev *rdev = roce_dev(rqp->qp->sdev);
+
 	spin_lock_bh(&rqp->rx_lock);
+	atomic_sub(skb_queue_len(&rqp->rx_queue), &rdev->rx_queued);
 	__skb_queue_purge(&rqp->rx_queue);
 	if (!rqp->rx_kicked && !rqp->rx_owned)
 		rqp->rx_busy = false;
@@ -150,6 +163,48 @@ static bool roce_steer_bulk(struct roce_qp *rqp, const u8 *bth, u32 len)
 	}
 	rqp->rx_run = run;
 	return run >= ROCE_STEER_RUN;
+}
+
+/*
+ * Is @pkt's PSN one the QP can use next?  Responses: one the requester
+ * waits for, in [una_psn, max_sent).  Requests: from the responder's
+ * expected PSN up to a queue's length past the last request queued
+ * (rx_next_psn; a READ there takes all its response PSNs).  Read without
+ * the transport's locks: a stale value only widens the window by what is
+ * queued, and the transport checks the PSN again under its lock.
+ * rx_lock held.
+ */
+static bool roce_steer_in_window(const struct roce_qp *rqp,
+				 const struct roce_pkt *pkt)
+{
+	u32 una, epsn, next;
+
+	if (pkt->info->flags & ROCE_OPF_RESP) {
+		una = READ_ONCE(rqp->req.una_psn);
+		return roce_psn_in_window(pkt->psn, una,
+					  roce_psn_sub(READ_ONCE(rqp->req.max_sent),
+						       una));
+	}
+	epsn = READ_ONCE(rqp->resp.epsn);
+	next = rqp->rx_busy && roce_psn_after(rqp->rx_next_psn, epsn) ?
+	       rqp->rx_next_psn : epsn;
+	return roce_psn_after_eq(pkt->psn, epsn) &&
+	       roce_psn_before(pkt->psn,
+			       roce_psn_add(next, roce_steer_queue_max()));
+}
+
+/* A request @pkt was queued: the PSN after it.  rx_lock held. */
+static void roce_steer_next_psn(struct roce_qp *rqp,
+				const struct roce_pkt *pkt)
+{
+	u32 n = 1;
+
+	if (pkt->info->flags & ROCE_OPF_RESP)
+		return;
+	if (pkt->info->op == ROCE_OP_READ)
+		n = roce_psn_count(pkt->reth.len, roce_mtu(rqp->qp));
+	if (roce_psn_after(roce_psn_add(pkt->psn, n), rqp->rx_next_psn))
+		rqp->rx_next_psn = roce_psn_add(pkt->psn, n);
 }
 
 /* Another online CPU than this one, picked by QPN; this one if alone. */
@@ -206,8 +261,9 @@ static bool roce_steer_drain(struct roce_qp *rqp, unsigned int budget)
 		skb = __skb_dequeue(&rqp->rx_queue);
 		if (!skb)
 			break;
+		atomic_dec(&rdev->rx_queued);
 		spin_unlock(&rqp->rx_lock);
-		roce_rcv_finish(rdev, skb, qp);
+		roce_rcv_steered(qp, skb);
 		spin_lock(&rqp->rx_lock);
 	}
 	rqp->rx_owned = false;
@@ -220,37 +276,50 @@ static bool roce_steer_drain(struct roce_qp *rqp, unsigned int budget)
 
 /*
  * Softirq, under rcu_read_lock, with a reference to @rqp's QP: queue @skb
- * (headers pulled, @len bytes from the BTH on, which is at @bth_off) and
- * return true, or return false to have the caller process it now.
- * Consumes @skb only when it returns true.  A packet that arrives on the
- * CPU the work item runs on gains nothing from the work item, which the
- * softirq would only starve: the queue is processed here and now instead
- * (rx_owned keeps it to one context at a time).
+ * (@pkt, parsed from it, passed every check of roce_rcv(); @skb->data at
+ * the UDP header) and return true, or return false to have the caller
+ * process it now.  Consumes @skb only when it returns true.  A packet
+ * that arrives on the CPU the work item runs on gains nothing from the
+ * work item, which the softirq would only starve: the queue is processed
+ * here and now instead (rx_owned keeps it to one context at a time).
  */
-bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
-		u32 len)
+bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb,
+		const struct roce_pkt *pkt)
 {
+	const u32 bth_off = sizeof(struct udphdr);
 	const u8 *bth = skb->data + bth_off;
 	struct softrnic_qp *qp = rqp->qp;
+	struct roce_dev *rdev = roce_dev(qp->sdev);
 	bool wake = false;
 
 	spin_lock(&rqp->rx_lock);
-	if (!roce_steer_bulk(rqp, bth, len) && !rqp->rx_busy) {
+	if (!roce_steer_in_window(rqp, pkt)) {
 		spin_unlock(&rqp->rx_lock);
 		return false;
 	}
-	if (skb_queue_len(&rqp->rx_queue) >= roce_steer_queue_max()) {
+	if (!roce_steer_bulk(rqp, bth, skb->len - bth_off) && !rqp->rx_busy) {
 		spin_unlock(&rqp->rx_lock);
-		roce_count(qp->sdev, ROCE_CNT_DROP_STEER_FULL, 1);
-		kfree_skb(skb);
-		return true;
+		return false;
+	}
+	if (skb_queue_len(&rqp->rx_queue) >= roce_steer_queue_max())
+		goto full;
+	if (atomic_inc_return(&rdev->rx_queued) > ROCE_STEER_DEV_MAX) {
+		atomic_dec(&rdev->rx_queued);
+		goto full;
 	}
 	if (!rqp->rx_busy) {
 		rqp->rx_busy = true;
 		rqp->rx_cpu = roce_steer_cpu(qp->ibqp.qp_num);
+		rqp->rx_next_psn = READ_ONCE(rqp->resp.epsn);
 	}
-	/* The input route is only good in this RCU section. */
+	roce_steer_next_psn(rqp, pkt);
+	/*
+	 * The input route is only good in this RCU section, and the input
+	 * netdev may go before the queue is processed: nothing downstream
+	 * of the checks looks at either.
+	 */
 	skb_dst_drop(skb);
+	skb->dev = NULL;
 	__skb_queue_tail(&rqp->rx_queue, skb);
 	if (rqp->rx_cpu == smp_processor_id() && !rqp->rx_owned) {
 		rqp->rx_owned = true;
@@ -267,6 +336,11 @@ bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb, u32 bth_off,
 
 	if (wake)
 		roce_steer_queue_work(rqp->rx_cpu, &rqp->rx_work);
+	return true;
+full:
+	spin_unlock(&rqp->rx_lock);
+	roce_count(qp->sdev, ROCE_CNT_DROP_STEER_FULL, 1);
+	kfree_skb(skb);
 	return true;
 }
 

@@ -11,7 +11,10 @@
 # the path MTU at the expected PSN must NAK and put a second QP in ERR,
 # and rdma_cm (ib_cm, after the MADs it was fed) still connects.
 # The injector runs in init_net on sr0, i.e. from the address of the QP's
-# real peer (roce0); the target is roce1 in netns peer.
+# real peer (roce0); the target is roce1 in netns peer.  Receive steering
+# must queue none of the bad packets, also in the middle of a long message
+# and during a transfer (category steer, and a flood of bad ICRCs and
+# spoofed sources while one runs).
 # SOFTRNIC_USERSPACE_BUILD=DIR uses DIR's programs.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -215,6 +218,53 @@ else
 	bad "fatal: roce1 QP $qpn is not in ERR: $(rdma resource show qp lqpn "$qpn" 2>&1)"
 fi
 finish_pair fatal
+
+# Receive steering (kernel/roce/roce_steer.c) queues only packets that
+# passed the ICRC, source and PSN checks.  At an idle QP: a long WRITE's
+# FIRST (a duplicate: steering would start at once), then bad ICRCs, a
+# spoofed source, PSNs far ahead and stale responses: each counted under
+# its drop reason, and rx_steered unmoved (the queue never held one).
+start_pair steer 300 -m 256K -s 0x77
+qpn=$(info steer lqpn)
+epsn=$(info steer rq_psn)
+mtu=$(info steer mtu)
+inject_check 10.0.0.2 "$qpn" "$epsn" "$mtu" steer
+if [ "$have_counters" = 1 ]; then
+	d=$(delta rx_steered)
+	[ "$d" = 0 ] || bad "steer: rx_steered +$d: packets that failed a check were queued"
+fi
+# Then bad ICRCs and spoofed sources flooded at it during a legitimate
+# transfer of long messages (which steers), for as long as it runs: all
+# dropped as what they are (a spoofed packet that comes after the QP is
+# gone counts as for an unknown QP), every bad ICRC counted, and every
+# byte of the transfer exact.
+settled roce1 /tmp/c.before
+rm -f /tmp/flood.out
+cli=${pids[1]}
+(
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$cli" 2>/dev/null || break
+		"$inject" --dst 10.0.0.2 --qpn "$qpn" --epsn "$epsn" --mtu "$mtu" \
+			bad_icrc bad_address >>/tmp/flood.out 2>&1 || exit 1
+	done
+) &
+flood=$!
+finish_pair steer
+wait $flood || bad "steer: the flood failed: $(tail -n 3 /tmp/flood.out)"
+settled roce1 /tmp/c.after
+if [ "$have_counters" = 1 ]; then
+	sum() { awk -v o="$1" '$1 == "expect" && $2 == o { n += $3 } END { print n + 0 }' /tmp/flood.out; }
+	d=$(delta rx_drop_bad_icrc)
+	[ "$d" = "$(sum bad_icrc)" ] || bad "steer flood: rx_drop_bad_icrc +$d, expected +$(sum bad_icrc)"
+	# the QP's peer may also send a last packet after it went
+	a=$(delta rx_drop_bad_address)
+	u=$(delta rx_drop_unknown_qp)
+	if [ "$a" -lt 1 ] || [ "$a" -gt "$(sum bad_address)" ] || [ $((a + u)) -lt "$(sum bad_address)" ]; then
+		bad "steer flood: rx_drop_bad_address +$a, rx_drop_unknown_qp +$u for $(sum bad_address) spoofed packets"
+	fi
+	log "steer flood: rx_drop_bad_icrc +$d, rx_drop_bad_address +$a (+$u after the QP went)," \
+		"rx_steered +$(delta rx_steered), rx_drop_steer_full +$(delta rx_drop_steer_full)"
+fi
 
 # The GSI QP and ib_cm took the garbage MADs (category ud) and go on:
 # an rdma_cm connection still comes up.

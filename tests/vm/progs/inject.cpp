@@ -67,6 +67,11 @@
  *   fatal          (only when named) a SEND at the expected PSN with a
  *                  payload above the path MTU: Invalid Request NAK, and the
  *                  target QP goes to the error state
+ *   steer          (only when named) a duplicate WRITE FIRST of a long
+ *                  message, then SEND MIDDLE packets with bad ICRCs, from
+ *                  a spoofed source and far ahead, and stale READ RESPONSE
+ *                  MIDDLE packets: none may wait on the QP's receive
+ *                  steering queue (rx_steered stays)
  *
  * Output: `inject: CATEGORY N packets` per category, then one line per
  * expected outcome, `expect OUTCOME N`, where OUTCOME is one of truncated,
@@ -846,6 +851,41 @@ void cat_random(Ctx &c, unsigned count)
 	}
 }
 
+/*
+ * What a QP in the middle of a long message must not queue for its
+ * receive CPU (kernel/roce/roce_steer.c): a WRITE FIRST announcing 16
+ * packets (steering starts at once, but at a duplicate PSN: answered, not
+ * queued), then SEND MIDDLE packets with a bad ICRC, from a spoofed
+ * source, far ahead of the expected PSN, and stale READ RESPONSE MIDDLE
+ * packets to the idle requester.  Every one is dropped or answered in the
+ * softirq; the test checks that rx_steered did not move.
+ */
+void cat_steer(Ctx &c)
+{
+	Rng &r = c.inj.rng();
+	roce_pkt first = req(ROCE_RC_RDMA_WRITE_FIRST, c.t.qpn, c.dup(0));
+	first.reth.len = 16 * c.t.mtu;
+	c.send(build(first, bytes(c.t.mtu)), "duplicate");
+	std::vector<uint8_t> mid =
+	    build(req(ROCE_RC_SEND_MIDDLE, c.t.qpn, c.t.epsn), bytes(c.t.mtu));
+	size_t icrc_off = ROCE_UDP_HDR_LEN + mid.size() - ROCE_ICRC_LEN;
+	Send spoofed{.src = &c.t.spoof, .after = {}};
+	for (int i = 0; i < 64; i++) {
+		c.send(mid, "bad_icrc", Send{.after = [=](uint8_t *, uint8_t *udp) {
+			       udp[icrc_off] ^= 0x01;
+		       }});
+		c.send(mid, "bad_address", spoofed);
+		c.send(build(req(ROCE_RC_SEND_MIDDLE, c.t.qpn, roce_psn_add(c.t.epsn, 1U << 22)),
+			     bytes(c.t.mtu)),
+		       "none");
+		c.send(build(req(ROCE_RC_RDMA_READ_RESPONSE_MIDDLE, c.t.qpn,
+				 (uint32_t)r.below(1U << 24)),
+			     bytes(c.t.mtu)),
+		       "out_of_window");
+	}
+	c.expect["seq_nak"] = 1;
+}
+
 void cat_fatal(Ctx &c)
 {
 	c.send(build(req(ROCE_RC_SEND_ONLY, c.t.qpn, c.t.epsn), bytes(c.t.mtu + 4)), "nak");
@@ -921,6 +961,7 @@ const Category categories[] = {
     {"random", false, true},
     {"ud", false, true},
     {"fatal", true, false},
+    {"steer", true, false},
 };
 
 void usage(FILE *f)
@@ -944,7 +985,7 @@ void usage(FILE *f)
 			"categories:");
 	for (const Category &c : categories)
 		std::fprintf(f, " %s", c.name);
-	std::fprintf(f, "\n  (default: all but fatal)\n");
+	std::fprintf(f, "\n  (default: all up to ud)\n");
 }
 
 uint64_t num(const char *s)
@@ -1125,6 +1166,8 @@ int main(int argc, char **argv)
 			cat_random(ctx, nrandom);
 		else if (name == "fatal")
 			cat_fatal(ctx);
+		else if (name == "steer")
+			cat_steer(ctx);
 		std::printf("inject: %s %" PRIu64 " packets\n", cat->name, ctx.n);
 		for (const auto &[k, v] : ctx.expect)
 			total[k] += v;
