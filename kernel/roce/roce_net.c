@@ -485,6 +485,9 @@ int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
 			msg_off -= sge[i].length;
 			continue;
 		}
+		/* An SGE that wraps could alias a valid address. */
+		if (sge[i].length > U64_MAX - sge[i].addr)
+			return -ERANGE;
 		n = min_t(u64, len, sge[i].length - msg_off);
 		mr = softrnic_mr_get(qp->sdev, sge[i].lkey, pd,
 				     IB_ACCESS_LOCAL_WRITE,

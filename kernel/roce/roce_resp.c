@@ -317,7 +317,8 @@ static void roce_resp_write(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	}
 	if (flags & ROCE_OPF_FIRST) {
 		/* The whole target, before a byte of it is written. */
-		if ((flags & ROCE_OPF_LAST) ? plen != pkt->reth.len :
+		if ((flags & ROCE_OPF_LAST) ?
+		    (plen != pkt->reth.len || plen > mtu) :
 		    (plen != mtu || pkt->reth.len <= mtu ||
 		     pkt->reth.len > SOFTRNIC_MAX_MSG_SIZE)) {
 			roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST,
@@ -338,7 +339,7 @@ static void roce_resp_write(struct roce_qp *rqp, const struct roce_pkt *pkt,
 			softrnic_mr_put(mr);
 		}
 	} else if ((flags & ROCE_OPF_LAST) ?
-		   (plen != resp->wr_resid || !plen) :
+		   (plen != resp->wr_resid || !plen || plen > mtu) :
 		   (plen != mtu || resp->wr_resid <= mtu)) {
 		roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST,
 			      IB_WC_REM_INV_REQ_ERR);
@@ -411,10 +412,19 @@ static u32 roce_read_npkts(u32 len, u32 mtu)
 	return max_t(u32, DIV_ROUND_UP(len, mtu), 1);
 }
 
+/*
+ * No resource for another READ, atomic or placement request: as many
+ * have responses pending as the QP takes, or the slot the next one gets
+ * still has responses to send (a requester that replayed its oldest READ
+ * and then sent more than the ring holds): refused, never overwritten.
+ */
 static bool roce_resp_rd_full(struct roce_qp *rqp)
 {
-	return rqp->resp.npending >=
-	       max_t(u32, rqp->qp->attr.max_dest_rd_atomic, 1);
+	struct roce_resp *resp = &rqp->resp;
+
+	return resp->npending >=
+	       max_t(u32, rqp->qp->attr.max_dest_rd_atomic, 1) ||
+	       resp->res[resp->res_head % ROCE_NRES].pending;
 }
 
 /*

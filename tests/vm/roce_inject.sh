@@ -198,26 +198,59 @@ for fam in 4 6; do
 	finish_pair "v$fam"
 done
 
+qpstate() { rdma resource show qp lqpn "$1" 2>/dev/null | grep -q "state ERR"; }
+
+# nak_fatal NAME CATEGORY: CATEGORY at a fresh pair's target QP (--va and
+# --rkey its region) must be answered by exactly one NAK, and the QP must
+# go to ERR (IBTA 9.7.5.2.4; wire-roce.md).  /tmp/info.NAME: the pair.
+nak_fatal() {
+	local name=$1 cat=$2 qpn d
+	qpn=$(info "$name" lqpn)
+	settled roce1 /tmp/c.before
+	"$inject" --dst 10.0.0.2 --qpn "$qpn" --epsn "$(info "$name" rq_psn)" \
+		--mtu "$(info "$name" mtu)" --va "$(info "$name" addr)" \
+		--rkey "$(info "$name" rkey)" "$cat" >/tmp/inject.out 2>&1 ||
+		bad "softrnic-inject $cat failed: $(cat /tmp/inject.out)"
+	settled roce1 /tmp/c.after
+	if [ "$have_counters" = 1 ]; then
+		d=$(delta naks_sent)
+		[ "$d" = 1 ] || bad "$cat: naks_sent +$d, expected +1"
+		log "$cat: naks_sent +$d"
+	fi
+	if try_until 5 qpstate "$qpn"; then
+		log "$cat: roce1 QP $qpn is in ERR"
+	else
+		bad "$cat: roce1 QP $qpn is not in ERR: $(rdma resource show qp lqpn "$qpn" 2>&1)"
+	fi
+}
+
 # An in-sequence SEND above the path MTU is an Invalid Request: NAK, and
-# the responder's QP goes to ERR (IBTA 9.7.5.2.4; wire-roce.md).
-start_pair fatal 0
-qpn=$(info fatal lqpn)
+# the responder's QP goes to ERR; so are a WRITE ONLY and a WRITE LAST
+# above it (into a region they fit).
+for cat in fatal write_only_big write_last_big; do
+	start_pair "$cat" 0 -m 256K
+	nak_fatal "$cat" "$cat"
+	finish_pair "$cat"
+done
+
+# A replayed READ keeps its resource until its responses are out: once
+# 127 more READs filled the other resources, the next READ would get the
+# replayed one's slot while it still sends.  Refused with an Invalid
+# Request NAK (a requester never has that many READs outstanding), the
+# pending responses never overwritten.
+start_pair replay 0 -m 256K
+qpn=$(info replay lqpn)
 settled roce1 /tmp/c.before
-"$inject" --dst 10.0.0.2 --qpn "$qpn" --epsn "$(info fatal rq_psn)" --mtu "$(info fatal mtu)" fatal ||
-	bad "softrnic-inject fatal failed"
+"$inject" --dst 10.0.0.2 --qpn "$qpn" --epsn "$(info replay rq_psn)" --mtu "$(info replay mtu)" \
+	--va "$(info replay addr)" --rkey "$(info replay rkey)" replay_first >/tmp/inject.out 2>&1 ||
+	bad "softrnic-inject replay_first failed: $(cat /tmp/inject.out)"
 settled roce1 /tmp/c.after
 if [ "$have_counters" = 1 ]; then
-	d=$(delta naks_sent)
-	[ "$d" = 1 ] || bad "fatal: naks_sent +$d, expected +1"
-	log "fatal: naks_sent +$d"
+	d=$(delta read_responses_sent)
+	[ "$d" = 4096 ] || bad "replay_first: read_responses_sent +$d, expected +4096"
 fi
-qpstate() { rdma resource show qp lqpn "$qpn" 2>/dev/null | grep -q "state ERR"; }
-if try_until 5 qpstate; then
-	log "fatal: roce1 QP $qpn is in ERR"
-else
-	bad "fatal: roce1 QP $qpn is not in ERR: $(rdma resource show qp lqpn "$qpn" 2>&1)"
-fi
-finish_pair fatal
+nak_fatal replay replay
+finish_pair replay
 
 # Receive steering (kernel/roce/roce_steer.c) queues only packets that
 # passed the ICRC, source and PSN checks.  At an idle QP: a long WRITE's

@@ -67,6 +67,14 @@
  *   fatal          (only when named) a SEND at the expected PSN with a
  *                  payload above the path MTU: Invalid Request NAK, and the
  *                  target QP goes to the error state
+ *   write_only_big (only when named, with --va/--rkey) a WRITE ONLY at the
+ *                  expected PSN with a payload above the path MTU: Invalid
+ *                  Request NAK, the target QP goes to ERR
+ *   write_last_big (likewise) a WRITE FIRST, then a LAST above the path MTU
+ *   replay_first   (likewise) a READ of 4096 packets at the expected PSN
+ *   replay         (after replay_first) 127 zero-length READs, that first
+ *                  READ replayed, one more READ: its resource would be the
+ *                  replayed one's, still sending: Invalid Request NAK
  *   steer          (only when named) a duplicate WRITE FIRST of a long
  *                  message, then SEND MIDDLE packets with bad ICRCs, from
  *                  a spoofed source and far ahead, and stale READ RESPONSE
@@ -416,6 +424,8 @@ struct Target {
 	bool have_epsn;
 	uint32_t epsn;
 	uint32_t mtu;
+	uint64_t va;   /* --va, --rkey: a region the target may write and read */
+	uint32_t rkey;
 	std::vector<uint32_t> avoid;
 	Addr spoof;
 };
@@ -886,6 +896,65 @@ void cat_steer(Ctx &c)
 	c.expect["seq_nak"] = 1;
 }
 
+/* A WRITE ONLY at the expected PSN above the path MTU, to a valid region. */
+void cat_write_only_big(Ctx &c)
+{
+	roce_pkt p = req(ROCE_RC_RDMA_WRITE_ONLY, c.t.qpn, c.t.epsn);
+	p.reth = {c.t.va, c.t.rkey, c.t.mtu + 4};
+	c.send(build(p, bytes(c.t.mtu + 4)), "nak");
+}
+
+/* A WRITE FIRST of MTU bytes, then a LAST of MTU + 4: the message fits the region. */
+void cat_write_last_big(Ctx &c)
+{
+	roce_pkt p = req(ROCE_RC_RDMA_WRITE_FIRST, c.t.qpn, c.t.epsn);
+	p.reth = {c.t.va, c.t.rkey, 2 * c.t.mtu + 4};
+	c.send(build(p, bytes(c.t.mtu)), "none");
+	c.send(build(req(ROCE_RC_RDMA_WRITE_LAST, c.t.qpn, roce_psn_add(c.t.epsn, 1)),
+		     bytes(c.t.mtu + 4)),
+	       "nak");
+}
+
+/* READ resources (kernel/roce/roce_resp.c): 128, the ring's size. */
+constexpr uint32_t replay_nres = 128;
+/*
+ * The first READ's response packets: 4 MiB at MTU 1024, so many that its
+ * replay is still sending (paced by the responder's work item) when the
+ * next READ comes, even if that work item runs before the injector does.
+ */
+constexpr uint32_t replay_first_pkts = 4096;
+
+/* replay_first: a READ of 4096 packets at the expected PSN. */
+void cat_replay_first(Ctx &c)
+{
+	roce_pkt p = req(ROCE_RC_RDMA_READ_REQUEST, c.t.qpn, c.t.epsn);
+	p.reth = {c.t.va, c.t.rkey, replay_first_pkts * c.t.mtu};
+	c.send(build(p, {}), "none");
+}
+
+/*
+ * replay (after replay_first, --epsn unchanged): 127 zero-length READs
+ * fill the responder's other resources, then replay_first's READ again
+ * (its responses are sent again, paced), then one more READ, whose
+ * resource would be the replayed one's while it still has responses to
+ * send: refused (Invalid Request NAK), never overwritten.
+ */
+void cat_replay(Ctx &c)
+{
+	uint32_t psn = roce_psn_add(c.t.epsn, replay_first_pkts);
+	for (uint32_t i = 1; i < replay_nres; i++, psn = roce_psn_next(psn)) {
+		roce_pkt p = req(ROCE_RC_RDMA_READ_REQUEST, c.t.qpn, psn);
+		p.reth = {c.t.va, c.t.rkey, 0};
+		c.send(build(p, {}), "none");
+	}
+	roce_pkt again = req(ROCE_RC_RDMA_READ_REQUEST, c.t.qpn, c.t.epsn);
+	again.reth = {c.t.va, c.t.rkey, replay_first_pkts * c.t.mtu};
+	c.send(build(again, {}), "duplicate");
+	roce_pkt next = req(ROCE_RC_RDMA_READ_REQUEST, c.t.qpn, psn);
+	next.reth = {c.t.va, c.t.rkey, 0};
+	c.send(build(next, {}), "nak");
+}
+
 void cat_fatal(Ctx &c)
 {
 	c.send(build(req(ROCE_RC_SEND_ONLY, c.t.qpn, c.t.epsn), bytes(c.t.mtu + 4)), "nak");
@@ -962,6 +1031,10 @@ const Category categories[] = {
     {"ud", false, true},
     {"fatal", true, false},
     {"steer", true, false},
+    {"write_only_big", true, false},
+    {"write_last_big", true, false},
+    {"replay_first", true, false},
+    {"replay", true, false},
 };
 
 void usage(FILE *f)
@@ -971,6 +1044,8 @@ void usage(FILE *f)
 			"  --qpn N           the target QP number\n"
 			"  --epsn PSN        the PSN the target's responder expects next\n"
 			"  --mtu N           the target QP's path MTU (1024)\n"
+			"  --va VA, --rkey K a region of the target's the injected WRITEs and\n"
+			"                    READs name (write_*_big, replay*)\n"
 			"  --src ADDR        source address (default: the route's to --dst)\n"
 			"  --spoof ADDR      source for bad_address (default: --src with bit 7 of\n"
 			"                    the last byte flipped)\n"
@@ -1007,6 +1082,8 @@ int main(int argc, char **argv)
 	    {"qpn", required_argument, nullptr, 'q'},
 	    {"epsn", required_argument, nullptr, 'e'},
 	    {"mtu", required_argument, nullptr, 'm'},
+	    {"va", required_argument, nullptr, 'V'},
+	    {"rkey", required_argument, nullptr, 'K'},
 	    {"src", required_argument, nullptr, 's'},
 	    {"spoof", required_argument, nullptr, 'S'},
 	    {"sport", required_argument, nullptr, 'P'},
@@ -1043,6 +1120,12 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			t.mtu = (uint32_t)num(optarg);
+			break;
+		case 'V':
+			t.va = num(optarg);
+			break;
+		case 'K':
+			t.rkey = (uint32_t)num(optarg);
 			break;
 		case 's':
 			src_s = optarg;
@@ -1168,6 +1251,14 @@ int main(int argc, char **argv)
 			cat_fatal(ctx);
 		else if (name == "steer")
 			cat_steer(ctx);
+		else if (name == "write_only_big")
+			cat_write_only_big(ctx);
+		else if (name == "write_last_big")
+			cat_write_last_big(ctx);
+		else if (name == "replay_first")
+			cat_replay_first(ctx);
+		else if (name == "replay")
+			cat_replay(ctx);
 		std::printf("inject: %s %" PRIu64 " packets\n", cat->name, ctx.n);
 		for (const auto &[k, v] : ctx.expect)
 			total[k] += v;
