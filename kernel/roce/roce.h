@@ -292,6 +292,7 @@ struct roce_resp {
 	u8 deferred_syn;
 	u32 deferred_psn;
 	bool tx_busy;			/* a context is sending responses */
+	int tx_cpu;			/* they leave from there, or -1 */
 	struct work_struct work;	/* READ/atomic responses, paced */
 };
 

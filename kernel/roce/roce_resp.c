@@ -30,6 +30,16 @@
  * context lets the receiving softirq run.  An ACK or NAK generated while
  * responses are queued waits behind them (ack_deferred), so the requester
  * never sees an ACK overtake a READ response.
+ *
+ * While responses are queued they all leave from one CPU (resp.tx_cpu),
+ * the one the first of them left from: the work item runs there, on
+ * roce_steer.c's bound queue, and a request received on another CPU
+ * leaves its responses to it.  A veth, and softrnic's own loopback, deliver
+ * into the sending CPU's queue, so responses sent from two CPUs overtake
+ * each other, and every overtaken READ response costs the requester a
+ * re-request and the responder the READ again (NVMe/RDMA writes are
+ * target READs, many at once).  Once the queue is empty the next response
+ * may start anywhere.
  */
 #include "roce.h"
 
@@ -57,6 +67,7 @@ void roce_resp_start(struct roce_qp *rqp)
 	resp->npending = 0;
 	resp->ack_deferred = false;
 	resp->tx_busy = false;
+	resp->tx_cpu = -1;
 	resp->active = true;
 	spin_unlock_irqrestore(&resp->lock, flags);
 }
@@ -765,7 +776,9 @@ static void roce_resp_duplicate(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	roce_count(rqp->qp->sdev, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
 }
 
-static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget);
+static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget,
+				bool work);
+static void roce_resp_kick(struct roce_qp *rqp);
 
 void roce_resp_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		   struct sk_buff *skb, u32 bth_off)
@@ -838,8 +851,8 @@ unlock:
 	 * A few responses right away (latency of short READs and atomics);
 	 * anything longer is paced from process context.
 	 */
-	if (out.kick && roce_resp_send_some(rqp, ROCE_RESP_INLINE))
-		roce_qp_kick_work(qp, &resp->work);
+	if (out.kick && roce_resp_send_some(rqp, ROCE_RESP_INLINE, false))
+		roce_resp_kick(rqp);
 	if (out.error)
 		softrnic_qp_error(qp, false);
 }
@@ -868,9 +881,12 @@ static struct roce_res *roce_res_next(struct roce_resp *resp)
  * it to that one, which looks at the queue again before it stops.
  * Responses leave in batches (struct roce_batch), each sent before
  * tx_busy is given up.  Returns true if responses are left (the caller
- * queues the work item).
+ * queues the work item), also when they must leave from resp.tx_cpu and
+ * this is another CPU (@work: called by the work item, which always
+ * sends where it runs).
  */
-static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
+static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget,
+				bool work)
 {
 	struct softrnic_qp *qp = rqp->qp;
 	struct roce_resp *resp = &rqp->resp;
@@ -884,7 +900,7 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 	void *payload;
 	u64 va, iova;
 	u8 syn;
-	int err;
+	int err, cpu;
 
 	/* BH off: a batch's packets leave from one CPU, in PSN order */
 	local_bh_disable();
@@ -893,6 +909,15 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 		spin_unlock_irqrestore(&resp->lock, flags);
 		local_bh_enable();
 		return false;
+	}
+	cpu = smp_processor_id();	/* irqs are off */
+	if (cpu != resp->tx_cpu) {
+		if (!work && resp->tx_cpu >= 0) {
+			spin_unlock_irqrestore(&resp->lock, flags);
+			local_bh_enable();
+			return true;
+		}
+		resp->tx_cpu = cpu;
 	}
 	resp->tx_busy = true;
 	for (;;) {
@@ -918,6 +943,7 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			pkt.psn = resp->deferred_psn;
 			msn = resp->msn;
 			resp->tx_busy = false;
+			resp->tx_cpu = -1;
 			spin_unlock_irqrestore(&resp->lock, flags);
 			if (ack)
 				roce_send_ack(rqp, syn, pkt.psn, msn);
@@ -986,6 +1012,7 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 			if (resp->active)
 				roce_resp_nak(rqp, &out, roce_key_nak(err), 0);
 			resp->tx_busy = false;
+			resp->tx_cpu = -1;
 			spin_unlock_irqrestore(&resp->lock, flags);
 			if (out.ack)
 				roce_send_ack(rqp, out.syn, pkt.psn, out.msn);
@@ -1004,9 +1031,19 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget)
 		spin_lock_irqsave(&resp->lock, flags);
 	}
 	resp->tx_busy = false;
+	if (!more)
+		resp->tx_cpu = -1;
 	spin_unlock_irqrestore(&resp->lock, flags);
 	local_bh_enable();
 	return more;
+}
+
+/* Have the work item send, on resp.tx_cpu if responses left from there. */
+static void roce_resp_kick(struct roce_qp *rqp)
+{
+	if (!READ_ONCE(rqp->dying))
+		roce_steer_queue_work(READ_ONCE(rqp->resp.tx_cpu),
+				      &rqp->resp.work);
 }
 
 void roce_resp_work(struct work_struct *work)
@@ -1014,6 +1051,6 @@ void roce_resp_work(struct work_struct *work)
 	struct roce_qp *rqp = container_of(work, struct roce_qp, resp.work);
 
 	/* Out of budget: let others run, then go on. */
-	if (roce_resp_send_some(rqp, ROCE_TX_BUDGET))
-		roce_qp_kick_work(rqp->qp, &rqp->resp.work);
+	if (roce_resp_send_some(rqp, ROCE_TX_BUDGET, true))
+		roce_resp_kick(rqp);
 }
