@@ -202,3 +202,158 @@ unload_softrnic() {
 	grep -q '^softrnic ' /proc/modules || return 0
 	rmmod softrnic
 }
+
+# ---- kernel storage over RDMA (NVMe-oF, NFS/RDMA): roce_nvmeof.sh,
+# roce_nfsrdma.sh and the bench's storage phase.  Each returns non-zero
+# on failure (no die): the bench records a failure and goes on.
+# nvme-rdma and nvmet-rdma create their CM ids in init_net, whatever
+# namespace they are set up from; nfsd and the NFS client use the
+# namespace they are started or mounted in.
+
+NVMET_CFS=/sys/kernel/config/nvmet
+NVME_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5e72c0de-0000-4000-8000-000000000001
+NVME_HOSTID=5e72c0de-0000-4000-8000-000000000001
+
+_configfs_up() {
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+}
+
+# nullb_mem N MB: memory-backed null_blk /dev/nullbN of MB MiB (what is
+# read back is what was written), 4 KiB blocks.
+nullb_mem() {
+	local nb=/sys/kernel/config/nullb/nullb$1
+	_configfs_up && modprobe null_blk nr_devices=0 || return 1
+	mkdir "$nb" && echo "$2" >"$nb/size" && echo 1 >"$nb/memory_backed" &&
+		echo 4096 >"$nb/blocksize" && echo 1 >"$nb/power" || return 1
+	try_until 10 test -b "/dev/nullb$1"
+}
+
+nullb_del() { rmdir "/sys/kernel/config/nullb/nullb$1" 2>/dev/null; }
+
+# nvmet_subsys NQN BLOCKDEV: subsystem NQN, any host, namespace 1 on
+# BLOCKDEV.
+nvmet_subsys() {
+	local s=$NVMET_CFS/subsystems/$1
+	_configfs_up && modprobe nvmet-rdma || return 1
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
+		echo "$2" >"$s/namespaces/1/device_path" && echo 1 >"$s/namespaces/1/enable"
+}
+
+# nvmet_port ID ADDR NQN: RDMA port ID on IPv4 ADDR:4420 (made if new),
+# serving subsystem NQN.
+nvmet_port() {
+	local p=$NVMET_CFS/ports/$1
+	[ -d "$p" ] || { mkdir "$p" && echo rdma >"$p/addr_trtype" &&
+		echo ipv4 >"$p/addr_adrfam" && echo "$2" >"$p/addr_traddr" &&
+		echo 4420 >"$p/addr_trsvcid"; } || return 1
+	ln -s "$NVMET_CFS/subsystems/$3" "$p/subsystems/$3"
+}
+
+# nvmet_unport ID NQN: port ID stops serving NQN (its controllers go).
+nvmet_unport() { rm "$NVMET_CFS/ports/$1/subsystems/$2"; }
+
+# nvmet_clear: every port and subsystem goes.
+nvmet_clear() {
+	local p s
+	for p in "$NVMET_CFS"/ports/*; do
+		[ -d "$p" ] || continue
+		rm -f "$p"/subsystems/*
+		rmdir "$p"
+	done
+	for s in "$NVMET_CFS"/subsystems/*; do
+		[ -d "$s" ] || continue
+		echo 0 >"$s/namespaces/1/enable" 2>/dev/null
+		rmdir "$s"/namespaces/* "$s"
+	done
+	[ -z "$(ls "$NVMET_CFS/subsystems" "$NVMET_CFS/ports" 2>/dev/null)" ]
+}
+
+# nvme_ctrl_of NQN: the host's controller (nvmeN) connected to NQN.
+nvme_ctrl_of() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$1" ] || continue
+		echo "${c##*/}"
+		return 0
+	done
+	return 1
+}
+
+nvme_gone() { ! nvme_ctrl_of "$1" >/dev/null; }
+
+nvme_live() { [ "$(cat "/sys/class/nvme/$1/state" 2>/dev/null)" = live ]; }
+
+# nvme_blk NQN: the block device of namespace 1 of subsystem NQN (with
+# native multipath, Debian's default, it hangs off the subsystem, and
+# the controller has only the hidden path device nvmeXcYn1).
+nvme_blk() {
+	local s b
+	for s in /sys/class/nvme-subsystem/* /sys/class/nvme/*; do
+		[ -e "$s/subsysnqn" ] && [ "$(cat "$s/subsysnqn")" = "$1" ] || continue
+		for b in "$s"/nvme*n1; do
+			[[ ${b##*/} != *c*n1 ]] && [ -b "/dev/${b##*/}" ] &&
+				{ echo "/dev/${b##*/}"; return 0; }
+		done
+	done
+	return 1
+}
+
+# nvme_rdma_connect NQN ADDR [nvme connect args]: the host connects over
+# RDMA (2 I/O queues) and waits until the controller is live and its
+# namespace has a block device.  Sets NVME_CTRL and NVME_BLK.
+nvme_rdma_connect() {
+	local nqn=$1 addr=$2
+	shift 2
+	modprobe nvme-rdma || return 1
+	timeout -k 5 60 nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" -q "$NVME_HOSTNQN" \
+		-I "$NVME_HOSTID" -i 2 "$@" >&2 || return 1
+	try_until 30 nvme_ctrl_of "$nqn" >/dev/null || return 1
+	NVME_CTRL=$(nvme_ctrl_of "$nqn")
+	try_until 30 nvme_live "$NVME_CTRL" && try_until 30 nvme_blk "$nqn" >/dev/null ||
+		return 1
+	NVME_BLK=$(nvme_blk "$nqn")
+}
+
+# nvme_rdma_disconnect NQN: and wait until its controller is gone.
+nvme_rdma_disconnect() {
+	timeout -k 5 60 nvme disconnect -n "$1" >&2 && try_until 30 nvme_gone "$1"
+}
+
+NFSD=/proc/fs/nfsd
+
+# nfsd_start EXPORT: an NFSv4-only server (no rpcbind needed) in this
+# namespace, exporting EXPORT (a fresh 600 MiB tmpfs), listening for RDMA
+# on port 20049 of every device here.  /var is a fresh tmpfs in the
+# guest: nfsd's state directories are made there.  The grace period
+# after a start refuses OPENs: it is made as short as it can be (10 s).
+nfsd_start() {
+	local export=$1
+	mkdir -p /var/lib/nfs/v4recovery /var/lib/nfs/rpc_pipefs "$export" &&
+		mount -t tmpfs -o size=600m nfsrdma "$export" || return 1
+	echo "$export *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)" >/etc/exports
+	modprobe nfsd && modprobe rpcrdma || return 1
+	mountpoint -q $NFSD || mount -t nfsd nfsd $NFSD || return 1
+	echo "-2 -3 +4 +4.1 +4.2" >$NFSD/versions &&
+		echo 10 >$NFSD/nfsv4leasetime && echo 10 >$NFSD/nfsv4gracetime || return 1
+	timeout 60 exportfs -r && timeout 60 rpc.mountd -N 2 -N 3 -u || return 1
+	echo "rdma 20049" >$NFSD/portlist && echo 4 >$NFSD/threads || return 1
+	grep -q "rdma 20049" $NFSD/portlist
+}
+
+_no_mountd() { ! pgrep -x rpc.mountd >/dev/null; }
+
+# nfsd_stop EXPORT: threads, exports, mountd, the export's tmpfs.
+nfsd_stop() {
+	echo 0 >$NFSD/threads && [ "$(cat $NFSD/threads)" = 0 ] || return 1
+	timeout 30 exportfs -ua
+	pkill -x rpc.mountd
+	try_until 30 _no_mountd || return 1
+	umount $NFSD && umount "$1"
+}
+
+# nfs_rdma_mount ADDR EXPORT DIR: NFSv4.2 over RDMA (port 20049), and
+# check that it really is.
+nfs_rdma_mount() {
+	mkdir -p "$3" && timeout -k 5 120 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:$2" "$3" &&
+		grep " $3 " /proc/mounts | grep -q proto=rdma
+}
