@@ -24,7 +24,10 @@
 #   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
-#   BENCH_PHASES ("rxe iperf3 softrnic loopback"), BENCH_IPERF_SECS (3),
+#   BENCH_PHASES ("rxe iperf3 softrnic loopback"; add storage for the
+#   kernel storage table), BENCH_IPERF_SECS (3),
+#   BENCH_ST_RUNS (storage: 3, 1 with BENCH_QUICK), BENCH_ST_SECS (5),
+#   BENCH_ST_MB (128), BENCH_ST_CONNS (50),
 #   BENCH_LO_RUNS, BENCH_LO_LAT_RUNS (loopback: 3 and 5), BENCH_LO_BW_SIZES,
 #   BENCH_LO_LAT_SIZES (the two-device sizes),
 #   BENCH_RUN_TIMEOUT (s beyond the expected run time, 45),
@@ -60,6 +63,13 @@ LO_LAT_RUNS=${BENCH_LO_LAT_RUNS:-$([ "$QUICK" = 1 ] && echo 1 || echo 5)}
 LO_BW_SIZES=${BENCH_LO_BW_SIZES:-${BW_SIZES:-64 4096 65536 1048576}}
 LO_LAT_SIZES=${BENCH_LO_LAT_SIZES:-${LAT_SIZES:-2 64 1024 4096}}
 IPERF_SECS=${BENCH_IPERF_SECS:-3}
+# Storage (see "storage"): pairs per cell, seconds per fio run, the size
+# of each NVMe namespace and of the NFS file (MiB), cmtime's connections.
+ST_RUNS=${BENCH_ST_RUNS:-$([ "$QUICK" = 1 ] && echo 1 || echo 3)}
+ST_SECS=${BENCH_ST_SECS:-5}
+ST_MB=${BENCH_ST_MB:-128}
+ST_CONNS=${BENCH_ST_CONNS:-50}
+ST_IMPLS=(rxe softrnic)
 SLACK=${BENCH_RUN_TIMEOUT:-45}
 BUDGET=${BENCH_BUDGET:-2400}
 # A run that "succeeds" while moving fewer packets over sr0 did not
@@ -490,6 +500,183 @@ lo_pick() { # DEV COUNTER
 	PKTS="dev_pkts $1 $2"
 }
 
+# ---------------------------------------------------------------- storage
+
+# Kernel storage over each implementation's loopback device (rxl0 on
+# 10.0.2.1, rol0 on 10.0.3.1: nvme-rdma and nvmet-rdma work in init_net
+# only, so both ends are on one device, as in the loopback table):
+# NVMe/RDMA to a memory-backed null_blk of each (its own subsystem and
+# port) and NFSv4.2/RDMA to one nfsd exporting a tmpfs, fio sequential
+# write and read, 128 KiB, iodepth 16, O_DIRECT, ST_SECS per run; and
+# cmtime's connection rate (ST_CONNS connections at once).  Records:
+# R IMPL st:TEST SIZE RUN VALUE, TEST nvme_write_bw, nvme_read_bw,
+# nfs_write_bw, nfs_read_bw (Gbit/s, SIZE the block size) and
+# cmtime_conn_rate (connections/s, SIZE the connections).
+ST_EXPORT=/srv/bench-nfs ST_MNT=/mnt/bench-nfs ST_NQN=nqn.2026-01.org.softrnic:bench
+ST_TESTS="nvme_write_bw nvme_read_bw nfs_write_bw nfs_read_bw cmtime_conn_rate"
+declare -A ST_BLK=() ST_PORT=([rxe]=1 [softrnic]=2) ST_NB=([rxe]=0 [softrnic]=1)
+
+st_addr() { [ "$1" = rxe ] && echo "$LO_A" || echo "$LO_B"; }
+st_dev() { [ "$1" = rxe ] && echo rxl0 || echo rol0; }
+
+# st_up IMPL: its namespace served over its loopback device and
+# connected; an implementation that fails is out of the storage cells.
+st_up() {
+	local impl=$1 nqn=$ST_NQN-$1
+	bounded 60 nullb_mem "${ST_NB[$impl]}" $((ST_MB + 16)) &&
+		bounded 60 nvmet_subsys "$nqn" "/dev/nullb${ST_NB[$impl]}" &&
+		bounded 30 nvmet_port "${ST_PORT[$impl]}" "$(st_addr "$impl")" "$nqn" || return 1
+	nvme_rdma_connect "$nqn" "$(st_addr "$impl")" 2>&3 || return 1
+	ST_BLK[$impl]=$NVME_BLK
+}
+
+storage_up() {
+	local impl
+	[ -e /sys/class/infiniband/rxl0 ] || [ -e /sys/class/infiniband/rol0 ] || loopback_up
+	if ! command -v nvme >/dev/null || ! command -v fio >/dev/null ||
+		! command -v rpc.mountd >/dev/null; then
+		for impl in "${ST_IMPLS[@]}"; do
+			DEAD[st:$impl]="nvme-cli, fio or nfs-kernel-server not installed (scripts/deps)"
+		done
+		return
+	fi
+	for impl in "${ST_IMPLS[@]}"; do
+		if [ ! -e "/sys/class/infiniband/$(st_dev "$impl")" ]; then
+			DEAD[st:$impl]="no loopback device $(st_dev "$impl")"
+		elif ! st_up "$impl"; then
+			DEAD[nvme:$impl]="its NVMe/RDMA namespace could not be set up"
+		fi
+	done
+	if ! bounded 120 nfsd_start "$ST_EXPORT" 2>&3; then
+		for impl in "${ST_IMPLS[@]}"; do DEAD[nfs:$impl]="nfsd could not start"; done
+		return
+	fi
+	# the file read back, once, outside the measurements
+	bounded 120 dd if=/dev/zero of="$ST_EXPORT/seq" bs=1M count="$ST_MB" status=none
+	# nfsd's grace period refuses OPENs for its first 10 s
+	ST_GRACE_END=$((SECONDS + 12))
+}
+
+storage_down() {
+	local impl
+	for impl in "${ST_IMPLS[@]}"; do
+		nvme_ctrl_of "$ST_NQN-$impl" >/dev/null && bounded 60 nvme_rdma_disconnect "$ST_NQN-$impl" 2>&3
+	done
+	mountpoint -q "$ST_MNT" && bounded 60 umount "$ST_MNT"
+	[ -e "$NFSD/threads" ] && bounded 60 nfsd_stop "$ST_EXPORT" 2>&3
+	[ -d "$NVMET_CFS" ] && bounded 60 nvmet_clear
+	nullb_del 0
+	nullb_del 1
+	bounded 60 modprobe -r nvme-rdma nvmet-rdma rpcrdma 2>&3
+}
+
+# st_fio RW TARGET ARGS...: fio, sequential RW (write or read) of 128 KiB
+# blocks at iodepth 16 on TARGET for ST_SECS; sets RESULT (Gbit/s).
+st_fio() {
+	local rw=$1 target=$2 rc kib f=7
+	shift 2
+	[ "$rw" = write ] && f=48
+	bounded $((ST_SECS + SLACK)) fio --name=st --filename="$target" --rw="$rw" --bs=128k \
+		--iodepth=16 --direct=1 --ioengine=libaio --size="${ST_MB}M" --time_based \
+		--runtime="$ST_SECS" --output-format=terse "$@" >"$WORK/cli" 2>&1
+	rc=$?
+	kib=$(awk -F';' -v f=$f 'NF > 100 { print $f }' "$WORK/cli")
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		RESULT=stall
+	elif [ $rc != 0 ] || ! numeric "$kib" || [ "$kib" = 0 ]; then
+		RESULT=fail
+	else
+		RESULT=$(awk -v k="$kib" 'BEGIN { printf "%.4f", k * 1024 * 8 / 1e9 }')
+	fi
+}
+
+# st_run IMPL TEST: one run; sets RESULT.
+st_run() {
+	local impl=$1 test=$2 addr spid rc us c0 c1
+	addr=$(st_addr "$impl")
+	c0=$(cpu_ticks)
+	case $test in
+	nvme_*) st_fio "${test:5:-3}" "${ST_BLK[$impl]}" ;;
+	nfs_*)
+		[ $SECONDS -ge "$ST_GRACE_END" ] || sleep $((ST_GRACE_END - SECONDS))
+		if ! bounded 120 nfs_rdma_mount "$addr" "$ST_EXPORT" "$ST_MNT" 2>"$WORK/cli"; then
+			RESULT=fail
+		else
+			st_fio "${test:4:-3}" "$ST_MNT/seq"
+			bounded 60 umount "$ST_MNT" || RESULT=fail
+		fi
+		;;
+	cmtime_conn_rate)
+		PORT=$((PORT + 1))
+		timeout -k 3 $((SLACK + 30)) cmtime -b "$addr" -p "$PORT" >"$WORK/srv" 2>&1 &
+		spid=$!
+		BG_PIDS+=("$spid")
+		try_until 20 cm_listening "$PORT"
+		bounded "$SLACK" cmtime -s "$addr" -p "$PORT" -c "$ST_CONNS" >"$WORK/cli" 2>&1
+		rc=$?
+		kill "$spid" 2>/dev/null
+		reap "$spid" 10
+		# "connect      :   total ms   max ms   min us   us / conn"
+		us=$(awk -F: '$1 ~ /^(cm )?connect *$/ { split($2, v, " "); print v[1] }' "$WORK/cli")
+		if [ $rc = 124 ]; then
+			RESULT=stall
+		elif [ $rc != 0 ] || ! numeric "$us" || [ "$us" = 0 ] || [ "$us" = 0.00 ]; then
+			RESULT=fail
+		else
+			RESULT=$(awk -v ms="$us" -v n="$ST_CONNS" 'BEGIN { printf "%.1f", n * 1000 / ms }')
+		fi
+		;;
+	esac
+	c1=$(cpu_ticks)
+	{
+		echo "=== $impl st:$test run -> $RESULT ($(cpu_split "$c0" "$c1"))"
+		dump "$WORK/cli"
+	} >&3
+}
+
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$1\b"
+}
+
+# st_cell TEST: ST_RUNS pairs of runs, in turns as every cell.
+st_cell() {
+	local test=$1 r impl size=131072
+	local -A first=()
+	[ "$test" != cmtime_conn_rate ] || size=$ST_CONNS
+	for ((r = 1; r <= ST_RUNS; r++)); do
+		for impl in $(pair_order "${ST_IMPLS[@]}"); do
+			if [ -n "${DEAD[st:$impl]:-}${DEAD[${test%%_*}:$impl]:-}" ]; then
+				RESULT=fail
+			elif [ -n "${first[$impl]:-}" ]; then
+				RESULT=${first[$impl]}
+			elif [ $SECONDS -ge "$BUDGET" ]; then
+				RESULT=skip
+			else
+				st_run "$impl" "$test"
+				numeric "$RESULT" || [ "$r" != 1 ] || first[$impl]=$RESULT
+				say "$impl st:$test run $r/$ST_RUNS: $RESULT"
+			fi
+			out "R $impl st:$test $size $r $RESULT"
+		done
+		PAIR=$((PAIR + 1))
+	done
+}
+
+storage_phase() {
+	local impl t k
+	say "storage: NVMe/RDMA and NFS/RDMA (fio 128 KiB, iodepth 16), cmtime; both ends on one device"
+	storage_up
+	for impl in "${ST_IMPLS[@]}"; do
+		for k in st nvme nfs; do
+			[ -n "${DEAD[$k:$impl]:-}" ] || continue
+			say "$impl storage: ${DEAD[$k:$impl]}; recording those cells as fail"
+			out "P $impl storage: ${DEAD[$k:$impl]}"
+		done
+	done
+	for t in $ST_TESTS; do st_cell "$t"; done
+	storage_down
+}
+
 # Take every device down and tell the log what the devices counted.
 devices_down() {
 	local d ns
@@ -515,12 +702,14 @@ devices_down() {
 IMPLS=()
 PAIR=0
 
-# The order of the next pair.
+# pair_order [IMPL...]: the order of the next pair, of IMPLS by default.
 pair_order() {
-	if [ $((PAIR % 2)) = 0 ] || [ ${#IMPLS[@]} -lt 2 ]; then
-		echo "${IMPLS[@]}"
+	local -a l=("$@")
+	[ $# -gt 0 ] || l=("${IMPLS[@]}")
+	if [ $((PAIR % 2)) = 0 ] || [ ${#l[@]} -lt 2 ]; then
+		echo "${l[@]}"
 	else
-		echo "${IMPLS[1]} ${IMPLS[0]}"
+		echo "${l[1]} ${l[0]}"
 	fi
 }
 
@@ -652,19 +841,27 @@ case " $PHASES " in
 	out "M lo_lat_sizes $LO_LAT_SIZES"
 	;;
 esac
+case " $PHASES " in
+*" storage "*)
+	out "M st_runs $ST_RUNS"
+	out "M st_secs $ST_SECS"
+	out "M st_tests $ST_TESTS"
+	;;
+esac
 grep -q tsc=reliable /proc/cmdline || out "P all the kernel lacks tsc=reliable: perftest's clock calibration is unreliable"
 say "$accel, $(nproc) vCPUs, $RUNS/$LAT_RUNS run(s) per bw/lat cell, bw: $BW_TESTS x $BW_SIZES B, lat: $LAT_TESTS x $LAT_SIZES B"
 
 unload_softrnic 2>/dev/null
 bounded 30 modprobe -r rdma_rxe 2>/dev/null
 net_cleanup
-iperf='' loopback=''
+iperf='' loopback='' storage=''
 for phase in $PHASES; do
 	case $phase in
 	rxe | softrnic) IMPLS+=("$phase") ;;
 	iperf3) iperf=1 ;;
 	loopback) loopback=1 ;;
-	*) say "unknown phase $phase (rxe, iperf3, softrnic, loopback)" ;;
+	storage) storage=1 ;;
+	*) say "unknown phase $phase (rxe, iperf3, softrnic, loopback, storage)" ;;
 	esac
 done
 for impl in "${IMPLS[@]}"; do probe "$impl"; done
@@ -687,6 +884,7 @@ if [ -n "$loopback" ] && [ ${#IMPLS[@]} -gt 0 ]; then
 	for t in $LAT_TESTS; do for s in $LO_LAT_SIZES; do cell "$t" "$s"; done; done
 	TPFX=''
 fi
+[ -z "$storage" ] || storage_phase
 devices_down
 if grep -q '^softrnic ' /proc/modules; then
 	bounded 60 rmmod softrnic || out "P softrnic rmmod softrnic failed"
