@@ -357,3 +357,29 @@ nfs_rdma_mount() {
 	mkdir -p "$3" && timeout -k 5 120 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:$2" "$3" &&
 		grep " $3 " /proc/mounts | grep -q proto=rdma
 }
+
+# kmod_passed TAG [SUMMARY...]: the kernel log since the last dmesg -C
+# shows a test module (tests/kmod, its lines prefixed "TAG: ") that ran and
+# passed: exactly one "TAG: done: N checks, 0 failed" with N > 0, no
+# "TAG: FAIL" line, and every SUMMARY (an ERE, after "TAG: ") that the
+# module prints for each part it must have run.  A module that ran no
+# checks, or skipped a device or a part, fails.
+kmod_passed() {
+	local tag=$1 k s
+	shift
+	k=$(dmesg)
+	if grep -q "$tag: FAIL" <<<"$k"; then
+		log "$tag reports failures"
+		return 1
+	fi
+	[ "$(grep -Ec "$tag: done: [1-9][0-9]* checks, 0 failed\$" <<<"$k")" = 1 ] || {
+		log "$tag: no single 'done: N checks, 0 failed' with N > 0"
+		return 1
+	}
+	for s; do
+		grep -Eq "$tag: $s" <<<"$k" || {
+			log "$tag: missing summary '$s'"
+			return 1
+		}
+	done
+}

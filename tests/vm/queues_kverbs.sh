@@ -18,7 +18,14 @@ insmod "$SOFTRNIC_ROOT/tests/kmod/queues/softrnic_qtest.ko" roce=roce0 iwarp=iw0
 	die "insmod softrnic_qtest"
 dmesg | grep 'qtest:'
 rmmod softrnic_qtest
-dmesg | grep -q 'qtest: done: [0-9]* checks, 0 failed' || die "kernel-verbs checks failed"
+kmod_passed qtest 'roce0: 0 failed$' 'iw0: 0 failed$' || die "kernel-verbs checks failed"
+# A module told no device to test fails instead of passing with nothing run.
+dmesg -C
+insmod "$SOFTRNIC_ROOT/tests/kmod/queues/softrnic_qtest.ko" roce= iwarp= ||
+	die "insmod softrnic_qtest without devices"
+rmmod softrnic_qtest
+dmesg | grep -q 'qtest: FAIL .*no iWARP device named' || die "no error for an empty iwarp="
+kmod_passed qtest && die "qtest with no devices passed"
 rdma link delete roce0 || die "delete roce0"
 rdma link delete iw0 || die "delete iw0"
 unload_softrnic || die "rmmod softrnic"

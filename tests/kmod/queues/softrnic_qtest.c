@@ -18,7 +18,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
-static char *roce = "r0";
+static char *roce = "";
 module_param(roce, charp, 0444);
 static char *iwarp = "";
 module_param(iwarp, charp, 0444);
@@ -867,8 +867,11 @@ static void run_device(const char *name, bool is_roce)
 	struct qt t = { .roce = is_roce };
 	int before = failures;
 
-	if (!name || !*name)
+	if (!name || !*name) {
+		CHECK(0, "no %s device named (module parameter %s=)",
+		      is_roce ? "RoCE" : "iWARP", is_roce ? "roce" : "iwarp");
 		return;
+	}
 	t.dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
 	if (!t.dev) {
 		CHECK(0, "no device %s", name);
