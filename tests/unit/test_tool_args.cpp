@@ -67,9 +67,65 @@ TEST_CASE("tool args: add takes NAME TYPE NETDEV", "[tool]")
 	      "add roce0: unknown type 'rxe' (expected roce or iwarp)");
 	CHECK(usage_error({"add", "roce0", "ROCE", "eth0"}).find("unknown type") !=
 	      std::string::npos);
-	CHECK(usage_error({"add", "roce0", "roce"}) == "add: expected NAME roce|iwarp NETDEV");
+	CHECK(usage_error({"add", "roce0", "roce"}) ==
+	      "add: expected NAME type roce|iwarp netdev NETDEV");
 	CHECK(usage_error({"add", "roce0", "roce", "eth0", "x"}) ==
-	      "add: expected NAME roce|iwarp NETDEV");
+	      "add: expected NAME type roce|iwarp netdev NETDEV");
+}
+
+TEST_CASE("tool args: add takes the rdma tool's NAME type TYPE netdev NETDEV", "[tool]")
+{
+	auto r = parse({"add", "roce0", "type", "roce", "netdev", "eth0"});
+	REQUIRE(r);
+	CHECK(r->name == "roce0");
+	CHECK(r->link_type == "roce");
+	CHECK(r->netdev == "eth0");
+	r = parse({"add", "iw0", "netdev", "eth1", "type", "iwarp"});
+	REQUIRE(r);
+	CHECK(r->link_type == "iwarp");
+	CHECK(r->netdev == "eth1");
+	CHECK(usage_error({"add", "roce0", "type", "roce", "type", "eth0"}) ==
+	      "add: expected NAME type roce|iwarp netdev NETDEV, not 'type'");
+	CHECK(usage_error({"add", "roce0", "kind", "roce", "netdev", "eth0"}) ==
+	      "add: expected NAME type roce|iwarp netdev NETDEV, not 'kind'");
+	CHECK(usage_error({"add", "roce0", "type", "rxe", "netdev", "eth0"}) ==
+	      "add roce0: unknown type 'rxe' (expected roce or iwarp)");
+}
+
+TEST_CASE("tool args: show, stats, JSON", "[tool]")
+{
+	auto r = parse({"show"});
+	REQUIRE(r);
+	CHECK(r->command == Command::show);
+	CHECK(r->name.empty());
+	r = parse({"-j", "stats", "roce0"});
+	REQUIRE(r);
+	CHECK(r->command == Command::stats);
+	CHECK(r->name == "roce0");
+	CHECK(r->json);
+	CHECK_FALSE(r->pretty);
+	r = parse({"list", "-p"});
+	REQUIRE(r);
+	CHECK(r->json);
+	CHECK(r->pretty);
+	r = parse({"show", "--all"});
+	REQUIRE(r);
+	CHECK(r->all);
+	r = parse({"delete", "roce0"});
+	REQUIRE(r);
+	CHECK(r->command == Command::del);
+	r = parse({"help"});
+	REQUIRE(r);
+	CHECK(r->command == Command::help);
+	r = parse({"-j", "--version"});
+	REQUIRE(r);
+	CHECK(r->command == Command::version);
+	CHECK(r->json);
+	CHECK(version_json(false).rfind("{\"version\":\"", 0) == 0);
+	CHECK(usage_error({"show", "a", "b"}) == "show: unexpected argument 'b'");
+	CHECK(usage_error({"stats", "a/b"}).rfind("stats: device name", 0) == 0);
+	CHECK(usage_error({"show", "roce0", "--all"}) ==
+	      "--all and a device name exclude each other");
 }
 
 TEST_CASE("tool args: device and netdev names follow kernel limits", "[tool]")
@@ -110,7 +166,8 @@ TEST_CASE("tool args: del takes NAME and --force", "[tool]")
 	CHECK(usage_error({"del"}) == "del: expected NAME");
 	CHECK(usage_error({"del", "a", "b"}) == "del: expected NAME");
 	CHECK(usage_error({"list", "--force"}) == "--force applies to 'del' only");
-	CHECK(usage_error({"del", "roce0", "--all"}) == "--all applies to 'list' only");
+	CHECK(usage_error({"del", "roce0", "--all"}) ==
+	      "--all applies to 'list', 'show' and 'stats' only");
 }
 
 TEST_CASE("tool args: help, version, unknown input", "[tool]")
@@ -129,12 +186,14 @@ TEST_CASE("tool args: help, version, unknown input", "[tool]")
 	CHECK(version_text().rfind("softrnic ", 0) == 0);
 
 	CHECK(usage_error({"frobnicate"}) == "unknown command 'frobnicate'");
-	CHECK(usage_error({"list", "--json"}) == "unknown option '--json'");
+	CHECK(usage_error({"list", "--jsn"}) == "unknown option '--jsn'");
 
 	// "--" ends options, so a dash-led positional is an argument.
 	CHECK(usage_error({"--", "--all"}) == "unknown command '--all'");
 
 	std::string help = usage_text();
-	for (auto word : {"list", "add NAME roce|iwarp NETDEV", "del NAME", "--all", "--force"})
+	for (auto word :
+	     {"list", "show [NAME]", "stats [NAME]", "add NAME type roce|iwarp netdev NETDEV",
+	      "add NAME roce|iwarp NETDEV", "del NAME", "--all", "--force", "--json", "--pretty"})
 		CHECK(help.find(word) != std::string::npos);
 }

@@ -12,6 +12,7 @@
 
 #include "softrnic-abi.h"
 #include "tool/commands.h"
+#include "tool/json.h"
 #include "tool/nldev_client.h"
 
 using namespace softrnic::tool;
@@ -24,6 +25,7 @@ struct FakeDevice {
 	DeviceInfo info;
 	std::optional<PortInfo> port;
 	std::optional<ChardevInfo> chardev;
+	std::optional<PortCounters> counters;
 };
 
 class FakeApi final : public RdmaApi
@@ -79,6 +81,15 @@ public:
 			return *link_error;
 		return {};
 	}
+	Result<PortCounters> counters(uint32_t dev_index, uint32_t port) override
+	{
+		calls.push_back("counters " + std::to_string(dev_index) + " " +
+				std::to_string(port));
+		for (auto &d : devs)
+			if (d.info.index == dev_index && d.counters)
+				return *d.counters;
+		return make_error(EOPNOTSUPP);
+	}
 };
 
 FakeDevice device(uint32_t index, std::string name, std::string protocol,
@@ -119,11 +130,17 @@ public:
 		std::error_code ec;
 		fs::remove_all(root_, ec);
 	}
-	void gid(const std::string &dev, const std::string &value)
+	void gid(const std::string &dev, const std::string &value, int index = 0,
+		 const std::string &type = "")
 	{
-		fs::path dir = root_ / "class/infiniband" / dev / "ports/1/gids";
-		fs::create_directories(dir);
-		std::ofstream(dir / "0") << value << "\n";
+		fs::path port = root_ / "class/infiniband" / dev / "ports/1";
+		fs::create_directories(port / "gids");
+		std::ofstream(port / "gids" / std::to_string(index)) << value << "\n";
+		if (!type.empty()) {
+			fs::create_directories(port / "gid_attrs/types");
+			std::ofstream(port / "gid_attrs/types" / std::to_string(index))
+			    << type << "\n";
+		}
 	}
 	const fs::path &root() const { return root_; }
 
@@ -164,6 +181,10 @@ struct Harness {
 					return f->newlink(n, t, nd);
 				}
 				Status dellink(uint32_t d) override { return f->dellink(d); }
+				Result<PortCounters> counters(uint32_t d, uint32_t p) override
+				{
+					return f->counters(d, p);
+				}
 			};
 			return std::unique_ptr<RdmaApi>(new Fwd(api));
 		};
@@ -185,14 +206,17 @@ Options opts_for(Command c, std::string name = {})
 TEST_CASE("tool table: columns are padded, missing cells are dashes", "[tool]")
 {
 	std::vector<DeviceRow> rows{
-	    {"roce0", "roce", "eth0", "ACTIVE", "fe80::1", "/dev/infiniband/uverbs0", "softrnic"},
-	    {"iwarp10", "iwarp", "", "DOWN", "", "", "softrnic"},
+	    {"roce0", "roce", "eth0", "ACTIVE", "fe80::1", "3", "::ffff:10.0.0.1",
+	     "/dev/infiniband/uverbs0", "softrnic"},
+	    {"iwarp10", "iwarp", "", "DOWN", "", "", "", "", "softrnic"},
 	};
 	CHECK(format_table(rows, false) ==
-	      "DEVICE   TYPE   NETDEV  STATE   GID0     UVERBS\n"
-	      "roce0    roce   eth0    ACTIVE  fe80::1  /dev/infiniband/uverbs0\n"
-	      "iwarp10  iwarp  -       DOWN    -        -\n");
-	CHECK(format_table({}, true) == "DEVICE  TYPE  NETDEV  STATE  GID0  UVERBS  DRIVER\n");
+	      "DEVICE   TYPE   NETDEV  STATE   GID0     V4IDX  V4GID            UVERBS\n"
+	      "roce0    roce   eth0    ACTIVE  fe80::1  3      ::ffff:10.0.0.1  "
+	      "/dev/infiniband/uverbs0\n"
+	      "iwarp10  iwarp  -       DOWN    -        -      -                -\n");
+	CHECK(format_table({}, true) ==
+	      "DEVICE  TYPE  NETDEV  STATE  GID0  V4IDX  V4GID  UVERBS  DRIVER\n");
 }
 
 TEST_CASE("tool list: only softrnic devices unless --all", "[tool]")
@@ -209,11 +233,11 @@ TEST_CASE("tool list: only softrnic devices unless --all", "[tool]")
 		CHECK(h.err.str().empty());
 		CHECK(h.out.str() ==
 		      "DEVICE  TYPE   NETDEV  STATE   GID0                                     "
-		      "UVERBS\n"
+		      "V4IDX  V4GID  UVERBS\n"
 		      "roce0   roce   eth0    ACTIVE  fe80:0000:0000:0000:5054:00ff:fe12:3456  "
-		      "/dev/infiniband/uverbs1\n"
+		      "-      -      /dev/infiniband/uverbs1\n"
 		      "iw0     iwarp  eth1    DOWN    -                                        "
-		      "/dev/infiniband/uverbs2\n");
+		      "-      -      /dev/infiniband/uverbs2\n");
 	}
 	SECTION("--all adds other drivers and a DRIVER column")
 	{
@@ -333,4 +357,110 @@ TEST_CASE("tool del: resolves the name and guards other drivers' devices", "[too
 		CHECK(h.run(opts_for(Command::del, "roce0")) == kExitFailure);
 		CHECK(h.err.str().find("refused to delete 'roce0'") != std::string::npos);
 	}
+}
+
+TEST_CASE("tool list: the RoCE v2 GID of an IPv4 address, in the table and in JSON", "[tool]")
+{
+	Harness h;
+	h.api->devs.push_back(device(1, "roce0", "roce", SOFTRNIC_DRIVER_ID, "eth0", 4));
+	h.sysfs.gid("roce0", "fe80:0000:0000:0000:5054:00ff:fe12:3456", 0, "IB/RoCE v1");
+	h.sysfs.gid("roce0", "fe80:0000:0000:0000:5054:00ff:fe12:3456", 1, "RoCE v2");
+	// A v1 entry of the IPv4 address comes first and must be passed over.
+	h.sysfs.gid("roce0", "0000:0000:0000:0000:0000:ffff:0a00:0001", 2, "IB/RoCE v1");
+	h.sysfs.gid("roce0", "0000:0000:0000:0000:0000:0000:0000:0000", 3, "RoCE v2");
+	h.sysfs.gid("roce0", "0000:0000:0000:0000:0000:ffff:0a00:0001", 10, "RoCE v2");
+
+	Options o = opts_for(Command::list);
+	REQUIRE(h.run(o) == kExitOk);
+	CHECK(h.out.str().find("  10     ::ffff:10.0.0.1  /dev/infiniband/uverbs1\n") !=
+	      std::string::npos);
+
+	Harness j;
+	j.api->devs = h.api->devs;
+	j.sysfs.gid("roce0", "0000:0000:0000:0000:0000:ffff:c0a8:01fe", 4, "RoCE v2");
+	o.json = true;
+	REQUIRE(j.run(o) == kExitOk);
+	CHECK(j.out.str() ==
+	      "[{\"ifname\":\"roce0\",\"type\":\"roce\",\"netdev\":\"eth0\",\"state\":\"ACTIVE\","
+	      "\"gid0\":null,\"ipv4_gid_index\":4,\"ipv4_gid\":\"::ffff:192.168.1.254\","
+	      "\"uverbs\":\"/dev/infiniband/uverbs1\"}]\n");
+}
+
+TEST_CASE("tool show: device line and every GID, text and pretty JSON", "[tool]")
+{
+	Harness h;
+	h.api->devs.push_back(device(1, "roce0", "roce", SOFTRNIC_DRIVER_ID, "eth0", 4));
+	h.api->devs[0].port->phys_state = 5;
+	h.api->devs.push_back(device(2, "rxe0", "roce", RDMA_DRIVER_RXE, "eth0", 4));
+	h.sysfs.gid("roce0", "fe80:0000:0000:0000:5054:00ff:fe12:3456", 0, "IB/RoCE v1");
+	h.sysfs.gid("roce0", "0000:0000:0000:0000:0000:ffff:0a00:0001", 3, "RoCE v2");
+
+	REQUIRE(h.run(opts_for(Command::show)) == kExitOk);
+	CHECK(h.out.str() ==
+	      "roce0: type roce netdev eth0 state ACTIVE physical_state LINK_UP driver softrnic "
+	      "uverbs /dev/infiniband/uverbs1\n"
+	      "    gid 0 fe80:0000:0000:0000:5054:00ff:fe12:3456 IB/RoCE v1\n"
+	      "    gid 3 0000:0000:0000:0000:0000:ffff:0a00:0001 RoCE v2 ipv4 ::ffff:10.0.0.1\n");
+
+	Harness p;
+	p.api->devs = h.api->devs;
+	Options o = opts_for(Command::show, "rxe0"); // a name picks any driver's device
+	o.json = o.pretty = true;
+	REQUIRE(p.run(o) == kExitOk);
+	CHECK(p.out.str() == "[\n"
+			     "    {\n"
+			     "        \"ifname\": \"rxe0\",\n"
+			     "        \"type\": \"roce\",\n"
+			     "        \"netdev\": \"eth0\",\n"
+			     "        \"state\": \"ACTIVE\",\n"
+			     "        \"gid0\": null,\n"
+			     "        \"ipv4_gid_index\": null,\n"
+			     "        \"ipv4_gid\": null,\n"
+			     "        \"uverbs\": \"/dev/infiniband/uverbs2\",\n"
+			     "        \"driver\": \"rxe\",\n"
+			     "        \"physical_state\": null,\n"
+			     "        \"gids\": []\n"
+			     "    }\n"
+			     "]\n");
+
+	Harness missing;
+	REQUIRE(missing.run(opts_for(Command::show, "nope")) == kExitFailure);
+	CHECK(missing.err.str() == "softrnic: show nope: no RDMA device named 'nope' (ENODEV)\n");
+}
+
+TEST_CASE("tool stats: port counters as rdma prints them, and JSON", "[tool]")
+{
+	Harness h;
+	FakeDevice d = device(1, "roce0", "roce", SOFTRNIC_DRIVER_ID, "eth0", 4);
+	d.counters = PortCounters{1, 1, {{"tx_packets", 12}, {"rx_drop_bad_icrc", 0}}};
+	h.api->devs.push_back(d);
+	h.api->devs.push_back(device(2, "iw0", "iw", SOFTRNIC_DRIVER_ID, "eth0", 4)); // none
+
+	REQUIRE(h.run(opts_for(Command::stats)) == kExitOk);
+	CHECK(h.out.str() == "link roce0/1 tx_packets 12 rx_drop_bad_icrc 0\n");
+
+	Harness j;
+	j.api->devs = h.api->devs;
+	Options o = opts_for(Command::stats, "roce0");
+	o.json = true;
+	REQUIRE(j.run(o) == kExitOk);
+	CHECK(j.out.str() ==
+	      "[{\"ifname\":\"roce0\",\"port\":1,\"tx_packets\":12,\"rx_drop_bad_icrc\":0}]\n");
+
+	Harness none;
+	none.api->devs = h.api->devs;
+	REQUIRE(none.run(opts_for(Command::stats, "iw0")) == kExitFailure);
+	CHECK(
+	    none.err.str() ==
+	    "softrnic: stats iw0: the device keeps no counters (or has just gone) (EOPNOTSUPP)\n");
+	CHECK(none.out.str().empty());
+}
+
+TEST_CASE("tool json: strings are escaped", "[tool]")
+{
+	CHECK(json_quote("a\"b\\c\n\x01\xc3") == "\"a\\\"b\\\\c\\n\\u0001\\u00c3\"");
+	Json o = Json::object();
+	o.set("k", Json::array());
+	o.set("e", Json::object());
+	CHECK(o.dump(true) == "{\n    \"k\": [],\n    \"e\": {}\n}\n");
 }

@@ -305,3 +305,64 @@ TEST_CASE("tool: parse_port takes the CMD_GET type of a PORT_GET doit reply", "[
 	REQUIRE_FALSE(bad);
 	CHECK(bad.error().code == EBADMSG);
 }
+
+TEST_CASE("tool: STAT_GET asks for a port's default counters", "[tool]")
+{
+	NlRequest req = build_stat_get(9, 4, 1);
+	nlmsghdr h = header_of(req);
+	CHECK(h.nlmsg_type == RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
+	CHECK(h.nlmsg_flags == (NLM_F_REQUEST | NLM_F_ACK));
+	auto a = attrs_of(req);
+	CHECK(a.size() == 2);
+	CHECK(a[RDMA_NLDEV_ATTR_DEV_INDEX] == u32_bytes(4));
+	CHECK(a[RDMA_NLDEV_ATTR_PORT_INDEX] == u32_bytes(1));
+}
+
+TEST_CASE("tool: parse_port_counters reads stat_get_doit_default_counter's table", "[tool]")
+{
+	Reply r(RDMA_NLDEV_CMD_STAT_GET);
+	mnl_attr_put_u32(r.nlh(), RDMA_NLDEV_ATTR_DEV_INDEX, 4);
+	mnl_attr_put_strz(r.nlh(), RDMA_NLDEV_ATTR_DEV_NAME, "roce0");
+	mnl_attr_put_u32(r.nlh(), RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	nlattr *table = mnl_attr_nest_start(r.nlh(), RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+	auto entry = [&](const char *name, uint64_t v, bool with_value = true) {
+		nlattr *e = mnl_attr_nest_start(r.nlh(), RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+		mnl_attr_put_strz(r.nlh(), RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
+		if (with_value)
+			r.put_u64(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, v);
+		mnl_attr_nest_end(r.nlh(), e);
+	};
+	entry("tx_packets", 12);
+	entry("rx_bytes", 1ULL << 40);
+
+	SECTION("well formed")
+	{
+		mnl_attr_nest_end(r.nlh(), table);
+		auto pc = parse_port_counters(r.msg());
+		REQUIRE(pc);
+		CHECK(pc->dev_index == 4);
+		CHECK(pc->port == 1);
+		REQUIRE(pc->counters.size() == 2);
+		CHECK(pc->counters[0] == std::pair<std::string, uint64_t>{"tx_packets", 12});
+		CHECK(pc->counters[1] == std::pair<std::string, uint64_t>{"rx_bytes", 1ULL << 40});
+	}
+	SECTION("an entry without a value")
+	{
+		entry("broken", 0, false);
+		mnl_attr_nest_end(r.nlh(), table);
+		auto pc = parse_port_counters(r.msg());
+		REQUIRE_FALSE(pc);
+		CHECK(pc.error().code == EBADMSG);
+	}
+}
+
+TEST_CASE("tool: parse_port_counters wants the counter table", "[tool]")
+{
+	Reply r(RDMA_NLDEV_CMD_STAT_GET);
+	mnl_attr_put_u32(r.nlh(), RDMA_NLDEV_ATTR_DEV_INDEX, 4);
+	auto pc = parse_port_counters(r.msg());
+	REQUIRE_FALSE(pc);
+	CHECK(pc.error().code == EBADMSG);
+	CHECK(phys_state_name(5) == "LINK_UP");
+	CHECK(phys_state_name(std::nullopt) == "-");
+}

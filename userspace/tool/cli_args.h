@@ -14,13 +14,15 @@
 namespace softrnic::tool
 {
 
-enum class Command { list, add, del, help, version };
+enum class Command { list, show, stats, add, del, help, version };
 
 struct Options {
 	Command command = Command::list;
-	bool all = false;      // list: every RDMA device, not only ours
+	bool all = false;      // list, show, stats: every RDMA device, not only ours
 	bool force = false;    // del: also delete devices of other drivers
-	std::string name;      // add, del
+	bool json = false;     // -j: JSON output (list, show, stats, version)
+	bool pretty = false;   // -p: indented JSON (implies json)
+	std::string name;      // add, del; show and stats: empty for all devices
 	std::string link_type; // add: "roce" or "iwarp"
 	std::string netdev;    // add
 };
@@ -30,6 +32,8 @@ struct UsageError {
 };
 
 // `args` excludes argv[0].  Options may appear anywhere; "--" ends them.
+// add takes the rdma tool's form, NAME type TYPE netdev NETDEV (the two
+// keyword pairs in either order), or the short NAME TYPE NETDEV.
 Result<Options, UsageError> parse_args(std::span<const std::string_view> args);
 
 // Name checks mirror the kernel's own limits so that mistakes are caught
@@ -40,6 +44,7 @@ bool is_link_type(std::string_view type);
 
 std::string usage_text();
 std::string version_text();
+std::string version_json(bool pretty);
 
 } // namespace softrnic::tool
 

@@ -3,10 +3,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "softrnic-abi.h"
 #include "tool/cli_errors.h"
+#include "tool/json.h"
 #include "tool/sysfs_gid.h"
 
 namespace softrnic::tool
@@ -31,17 +33,172 @@ bool expected_query_error(const Error &err)
 	return err.code == EINVAL || err.code == ENODEV || err.code == EOPNOTSUPP;
 }
 
-std::string query_warning(const std::string &dev, const char *what, const Error &err)
+std::string query_warning(std::string_view cmd, const std::string &dev, const char *what,
+			  const Error &err)
 {
 	std::string text = err.what.empty() ? std::string(strerror(err.code)) : err.what;
-	return "softrnic: list: warning: " + dev + ": " + what + ": " + text + " (" +
-	       errno_name(err.code) + ")";
+	return "softrnic: " + std::string(cmd) + ": warning: " + dev + ": " + what + ": " + text +
+	       " (" + errno_name(err.code) + ")";
 }
 
 int fail(CommandEnv &env, const CommandContext &ctx, const Error &err)
 {
 	env.err << describe_error(ctx, err) << '\n';
 	return kExitFailure;
+}
+
+// What list, show and stats know about one device.
+struct DeviceView {
+	DeviceInfo dev;
+	std::optional<ChardevInfo> uverbs;
+	std::optional<PortInfo> port;
+	std::vector<GidEntry> gids;
+};
+
+struct Selection {
+	std::vector<DeviceView> views;
+	std::vector<std::string> warnings;
+};
+
+// The devices a command covers: NAME only (whatever its driver), else
+// softrnic's, or every device with `all`.  Per-device query failures are
+// as collect_rows describes; a NAME not in the dump is ENODEV.
+Result<Selection> select_devices(RdmaApi &api, std::string_view cmd, bool all,
+				 const std::string &name, const std::filesystem::path &sysfs_root)
+{
+	auto devs = api.devices();
+	if (!devs)
+		return devs.error();
+	Selection sel;
+	bool found = false;
+	for (const DeviceInfo &dev : *devs) {
+		if (!name.empty() && dev.name != name)
+			continue;
+		found = true;
+		DeviceView v;
+		v.dev = dev;
+		// Ownership is the uverbs driver id: it does not depend on
+		// device names and needs nothing from our module beyond
+		// registering with its driver id.
+		auto cd = api.uverbs(dev.index);
+		if (cd)
+			v.uverbs = *cd;
+		else if (!expected_query_error(cd.error()))
+			sel.warnings.push_back(query_warning(cmd, dev.name, "uverbs", cd.error()));
+		if (name.empty() && !all && !is_ours(v.uverbs ? v.uverbs->driver_id : std::nullopt))
+			continue;
+		if (dev.port_count >= kFirstPort) {
+			auto port = api.port(dev.index, kFirstPort);
+			if (port)
+				v.port = *port;
+			else if (!expected_query_error(port.error()))
+				sel.warnings.push_back(
+				    query_warning(cmd, dev.name, "port 1", port.error()));
+			v.gids = read_gids(sysfs_root, dev.name, kFirstPort);
+		}
+		sel.views.push_back(std::move(v));
+	}
+	if (!name.empty() && !found)
+		return make_error(ENODEV, "no RDMA device named '" + name + "'");
+	return sel;
+}
+
+// show and stats: the kernel connection and the devices they cover, or
+// nullopt once the failure has been reported.
+struct Session {
+	std::unique_ptr<RdmaApi> api;
+	Selection sel;
+};
+
+std::optional<Session> open_session(const Options &opts, CommandEnv &env, const CommandContext &ctx)
+{
+	auto api = env.open_api();
+	if (!api) {
+		fail(env, ctx, api.error());
+		return std::nullopt;
+	}
+	auto sel = select_devices(**api, ctx.command, opts.all, opts.name, env.sysfs_root);
+	if (!sel) {
+		fail(env, ctx, sel.error());
+		return std::nullopt;
+	}
+	for (const std::string &w : sel->warnings)
+		env.err << w << '\n';
+	return Session{std::move(api).value(), std::move(sel).value()};
+}
+
+// Runs `each` for every selected device; it appends the device's JSON
+// object and text, or returns an exit code to stop with (its error already
+// reported).  Then prints one or the other.
+using PerDevice = std::function<int(Session &, const DeviceView &, Json &, std::string &)>;
+
+int print_each_device(const Options &opts, CommandEnv &env, const CommandContext &ctx,
+		      const PerDevice &each)
+{
+	auto session = open_session(opts, env, ctx);
+	if (!session)
+		return kExitFailure;
+	Json all = Json::array();
+	std::string text;
+	for (const DeviceView &v : session->sel.views)
+		if (int rc = each(*session, v, all, text); rc != kExitOk)
+			return rc;
+	env.out << (opts.json ? all.dump(opts.pretty) : text);
+	return kExitOk;
+}
+
+std::optional<uint32_t> driver_of(const DeviceView &v)
+{
+	return v.uverbs ? v.uverbs->driver_id : std::nullopt;
+}
+
+std::string uverbs_path(const DeviceView &v)
+{
+	return v.uverbs ? "/dev/infiniband/" + v.uverbs->name : "";
+}
+
+// A string member, or null when the value is unknown.
+Json str_or_null(const std::string &s)
+{
+	return s.empty() || s == "-" ? Json() : Json(s);
+}
+
+DeviceRow make_row(const DeviceView &v)
+{
+	DeviceRow row;
+	row.name = v.dev.name;
+	row.type = device_type_name(v.dev);
+	row.driver = driver_name(driver_of(v));
+	row.uverbs = uverbs_path(v);
+	if (v.port) {
+		row.netdev = v.port->netdev;
+		row.state = port_state_name(v.port->state);
+	}
+	for (const GidEntry &g : v.gids)
+		if (g.index == 0)
+			row.gid0 = g.gid;
+	if (const GidEntry *g = roce_v2_ipv4_gid(v.gids)) {
+		row.v4_index = std::to_string(g->index);
+		row.v4_gid = ipv4_mapped(g->gid).value_or("");
+	}
+	return row;
+}
+
+Json row_json(const DeviceRow &r, bool with_driver)
+{
+	Json o = Json::object();
+	o.set("ifname", r.name);
+	o.set("type", str_or_null(r.type));
+	o.set("netdev", str_or_null(r.netdev));
+	o.set("state", str_or_null(r.state));
+	o.set("gid0", str_or_null(r.gid0));
+	o.set("ipv4_gid_index",
+	      r.v4_index.empty() ? Json() : Json(uint32_t(std::stoul(r.v4_index))));
+	o.set("ipv4_gid", str_or_null(r.v4_gid));
+	o.set("uverbs", str_or_null(r.uverbs));
+	if (with_driver)
+		o.set("driver", str_or_null(r.driver));
+	return o;
 }
 
 int do_list(const Options &opts, CommandEnv &env)
@@ -55,8 +212,95 @@ int do_list(const Options &opts, CommandEnv &env)
 		return fail(env, ctx, list.error());
 	for (const std::string &w : list->warnings)
 		env.err << w << '\n';
-	env.out << format_table(list->rows, opts.all);
+	if (opts.json) {
+		Json a = Json::array();
+		for (const DeviceRow &r : list->rows)
+			a.push(row_json(r, opts.all));
+		env.out << a.dump(opts.pretty);
+	} else {
+		env.out << format_table(list->rows, opts.all);
+	}
 	return kExitOk;
+}
+
+// show: one line per device, then one indented line per GID.
+//   roce0: type roce netdev sr0 state ACTIVE physical_state LINK_UP driver softrnic uverbs
+//   /dev/infiniband/uverbs0
+//       gid 3 0000:0000:0000:0000:0000:ffff:0a00:0001 RoCE v2 ipv4 ::ffff:10.0.0.1
+int do_show(const Options &opts, CommandEnv &env)
+{
+	CommandContext ctx{"show", opts.name, {}, {}};
+	return print_each_device(
+	    opts, env, ctx, [](Session &, const DeviceView &v, Json &all, std::string &text) {
+		    DeviceRow r = make_row(v);
+		    std::string phys = v.port ? phys_state_name(v.port->phys_state) : "-";
+		    auto dash = [](const std::string &s) {
+			    return s.empty() ? std::string("-") : s;
+		    };
+		    text += r.name + ": type " + dash(r.type) + " netdev " + dash(r.netdev) +
+			    " state " + dash(r.state) + " physical_state " + phys + " driver " +
+			    dash(r.driver) + " uverbs " + dash(r.uverbs) + "\n";
+		    Json o = row_json(r, true);
+		    o.set("physical_state", str_or_null(phys));
+		    Json gids = Json::array();
+		    for (const GidEntry &g : v.gids) {
+			    auto v4 = ipv4_mapped(g.gid);
+			    text += "    gid " + std::to_string(g.index) + " " + g.gid;
+			    if (!g.type.empty())
+				    text += " " + g.type;
+			    if (v4)
+				    text += " ipv4 " + *v4;
+			    text += "\n";
+			    Json gj = Json::object();
+			    gj.set("index", g.index);
+			    gj.set("gid", g.gid);
+			    gj.set("type", str_or_null(g.type));
+			    gj.set("ipv4", v4 ? Json(*v4) : Json());
+			    gids.push(std::move(gj));
+		    }
+		    o.set("gids", std::move(gids));
+		    all.push(std::move(o));
+		    return int(kExitOk);
+	    });
+}
+
+// stats: the port counters, one line per port as `rdma statistic show`
+// prints them ("link roce0/1 tx_packets 12 ..."), or JSON objects
+// {"ifname":"roce0","port":1,"tx_packets":12,...}.  Without a NAME, devices
+// that keep no counters (EOPNOTSUPP) are left out.
+int do_stats(const Options &opts, CommandEnv &env)
+{
+	CommandContext ctx{"stats", opts.name, {}, {}};
+	return print_each_device(
+	    opts, env, ctx,
+	    [&](Session &session, const DeviceView &v, Json &all, std::string &text) {
+		    if (v.dev.port_count < kFirstPort)
+			    return int(kExitOk);
+		    auto pc = session.api->counters(v.dev.index, kFirstPort);
+		    if (!pc) {
+			    if (opts.name.empty() && expected_query_error(pc.error()))
+				    return int(kExitOk);
+			    // Linux 6.1 answers EINVAL for a device without
+			    // counter ops (stat_get_doit_default_counter).
+			    int code = pc.error().code;
+			    if (code == EOPNOTSUPP || code == EINVAL)
+				    return fail(env, ctx,
+						make_error(code, "the device keeps no counters (or "
+								 "has just gone)"));
+			    return fail(env, ctx, pc.error());
+		    }
+		    text += "link " + v.dev.name + "/" + std::to_string(kFirstPort);
+		    Json o = Json::object();
+		    o.set("ifname", v.dev.name);
+		    o.set("port", kFirstPort);
+		    for (const auto &[name, value] : pc->counters) {
+			    text += " " + name + " " + std::to_string(value);
+			    o.set(name, value);
+		    }
+		    text += "\n";
+		    all.push(std::move(o));
+		    return int(kExitOk);
+	    });
 }
 
 int do_add(const Options &opts, CommandEnv &env)
@@ -111,41 +355,13 @@ int do_del(const Options &opts, CommandEnv &env)
 
 Result<ListOutput> collect_rows(RdmaApi &api, bool all, const std::filesystem::path &sysfs_root)
 {
-	auto devs = api.devices();
-	if (!devs)
-		return devs.error();
-
+	auto sel = select_devices(api, "list", all, {}, sysfs_root);
+	if (!sel)
+		return sel.error();
 	ListOutput list;
-	for (const DeviceInfo &dev : *devs) {
-		// Ownership is the uverbs driver id: it does not depend on
-		// device names and needs nothing from our module beyond
-		// registering with its driver id.
-		auto cd = api.uverbs(dev.index);
-		if (!cd && !expected_query_error(cd.error()))
-			list.warnings.push_back(query_warning(dev.name, "uverbs", cd.error()));
-		std::optional<uint32_t> driver_id = cd ? cd->driver_id : std::nullopt;
-		if (!all && !is_ours(driver_id))
-			continue;
-
-		DeviceRow row;
-		row.name = dev.name;
-		row.type = device_type_name(dev);
-		row.driver = driver_name(driver_id);
-		if (cd)
-			row.uverbs = "/dev/infiniband/" + cd->name;
-		if (dev.port_count >= kFirstPort) {
-			auto port = api.port(dev.index, kFirstPort);
-			if (port) {
-				row.netdev = port->netdev;
-				row.state = port_state_name(port->state);
-			} else if (!expected_query_error(port.error())) {
-				list.warnings.push_back(
-				    query_warning(dev.name, "port 1", port.error()));
-			}
-			row.gid0 = read_gid(sysfs_root, dev.name, kFirstPort, 0).value_or("");
-		}
-		list.rows.push_back(std::move(row));
-	}
+	list.warnings = std::move(sel->warnings);
+	for (const DeviceView &v : sel->views)
+		list.rows.push_back(make_row(v));
 	return list;
 }
 
@@ -154,6 +370,10 @@ int run_command(const Options &opts, CommandEnv &env)
 	switch (opts.command) {
 	case Command::list:
 		return do_list(opts, env);
+	case Command::show:
+		return do_show(opts, env);
+	case Command::stats:
+		return do_stats(opts, env);
 	case Command::add:
 		return do_add(opts, env);
 	case Command::del:

@@ -10,7 +10,7 @@ std::string format_table(const std::vector<DeviceRow> &rows, bool with_driver)
 {
 	using Line = std::vector<std::string>;
 	auto cells = [&](const DeviceRow &r) {
-		Line l{r.name, r.type, r.netdev, r.state, r.gid0, r.uverbs};
+		Line l{r.name, r.type, r.netdev, r.state, r.gid0, r.v4_index, r.v4_gid, r.uverbs};
 		if (with_driver)
 			l.push_back(r.driver);
 		for (std::string &c : l)
@@ -20,7 +20,7 @@ std::string format_table(const std::vector<DeviceRow> &rows, bool with_driver)
 	};
 
 	std::vector<Line> lines;
-	Line header{"DEVICE", "TYPE", "NETDEV", "STATE", "GID0", "UVERBS"};
+	Line header{"DEVICE", "TYPE", "NETDEV", "STATE", "GID0", "V4IDX", "V4GID", "UVERBS"};
 	if (with_driver)
 		header.push_back("DRIVER");
 	lines.push_back(header);

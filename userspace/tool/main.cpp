@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// softrnic: create, delete and list softrnic RDMA devices.
+// softrnic: create, delete, list, show and count softrnic RDMA devices.
 #include <exception>
 #include <iostream>
 #include <string_view>
@@ -30,7 +30,7 @@ int run(int argc, char **argv)
 		std::cout << usage_text();
 		break;
 	case Command::version:
-		std::cout << version_text();
+		std::cout << (opts->json ? version_json(opts->pretty) : version_text());
 		break;
 	default: {
 		CommandEnv env{NldevClient::open, "/sys", std::cout, std::cerr};

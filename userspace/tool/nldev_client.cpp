@@ -89,4 +89,10 @@ Status NldevClient::dellink(uint32_t dev_index)
 	return {};
 }
 
+Result<PortCounters> NldevClient::counters(uint32_t dev_index, uint32_t port)
+{
+	return query_one<PortCounters>(build_stat_get(sock_.next_seq(), dev_index, port),
+				       parse_port_counters);
+}
+
 } // namespace softrnic::tool

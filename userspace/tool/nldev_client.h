@@ -24,6 +24,7 @@ public:
 	Status newlink(std::string_view name, std::string_view link_type,
 		       std::string_view netdev) override;
 	Status dellink(uint32_t dev_index) override;
+	Result<PortCounters> counters(uint32_t dev_index, uint32_t port) override;
 
 private:
 	explicit NldevClient(NlSocket sock) : sock_(std::move(sock)) {}

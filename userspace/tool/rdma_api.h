@@ -29,6 +29,8 @@ public:
 	virtual Status newlink(std::string_view name, std::string_view link_type,
 			       std::string_view netdev) = 0;
 	virtual Status dellink(uint32_t dev_index) = 0;
+	// The port's hardware counters; EOPNOTSUPP if the device has none.
+	virtual Result<PortCounters> counters(uint32_t dev_index, uint32_t port) = 0;
 };
 
 // Opens the connection to the kernel lazily, so usage errors and --help

@@ -150,6 +150,16 @@ NlRequest build_dellink(uint32_t seq, uint32_t dev_index)
 	return req;
 }
 
+// nldev_stat_get_doit: with no RDMA_NLDEV_ATTR_STAT_RES it answers with
+// the port's default counters (stat_get_doit_default_counter).
+NlRequest build_stat_get(uint32_t seq, uint32_t dev_index, uint32_t port)
+{
+	NlRequest req(nldev_type(RDMA_NLDEV_CMD_STAT_GET), NLM_F_REQUEST | NLM_F_ACK, seq);
+	req.put_u32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+	req.put_u32(RDMA_NLDEV_ATTR_PORT_INDEX, port);
+	return req;
+}
+
 Result<DeviceInfo> parse_device(const NlMessage &msg)
 {
 	if (Status st = expect_type(msg, {RDMA_NLDEV_CMD_GET}); !st)
@@ -234,6 +244,101 @@ Result<ChardevInfo> parse_chardev(const NlMessage &msg)
 	if (cd.name.empty())
 		return make_error(EBADMSG, "chardev reply without a name");
 	return cd;
+}
+
+namespace
+{
+
+ByteView nested_payload(const nlattr &attr)
+{
+	return ByteView(static_cast<const std::byte *>(mnl_attr_get_payload(&attr)),
+			mnl_attr_get_payload_len(&attr));
+}
+
+// One RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY: a name and a u64 value, both
+// required.
+Status parse_counter_entry(const nlattr &entry, PortCounters &out)
+{
+	std::string name;
+	std::optional<uint64_t> value;
+	Status st = for_each_attr(nested_payload(entry), [&](const nlattr &attr) -> Status {
+		switch (mnl_attr_get_type(&attr)) {
+		case RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME:
+			return read_string(attr, name);
+		case RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE: {
+			uint64_t v = 0;
+			Status r = read_u64(attr, v);
+			if (r)
+				value = v;
+			return r;
+		}
+		default:
+			return {};
+		}
+	});
+	if (!st)
+		return st;
+	if (name.empty() || !value)
+		return make_error(EBADMSG, "counter entry without a name or value");
+	out.counters.emplace_back(std::move(name), *value);
+	return {};
+}
+
+} // namespace
+
+Result<PortCounters> parse_port_counters(const NlMessage &msg)
+{
+	if (Status st = expect_type(msg, {RDMA_NLDEV_CMD_STAT_GET}); !st)
+		return st.error();
+	PortCounters pc;
+	bool have_table = false;
+	Status st = for_each_attr(msg.payload(), [&](const nlattr &attr) -> Status {
+		switch (mnl_attr_get_type(&attr)) {
+		case RDMA_NLDEV_ATTR_DEV_INDEX:
+			return read_u32(attr, pc.dev_index);
+		case RDMA_NLDEV_ATTR_PORT_INDEX:
+			return read_u32(attr, pc.port);
+		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
+			have_table = true;
+			return for_each_attr(nested_payload(attr), [&](const nlattr &e) -> Status {
+				if (mnl_attr_get_type(&e) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
+					return {};
+				return parse_counter_entry(e, pc);
+			});
+		default:
+			return {};
+		}
+	});
+	if (!st)
+		return st.error();
+	if (!have_table)
+		return make_error(EBADMSG, "counter reply without a counter table");
+	return pc;
+}
+
+std::string phys_state_name(std::optional<uint8_t> state)
+{
+	if (!state)
+		return "-";
+	// enum ib_port_phys_state, include/rdma/ib_verbs.h
+	switch (*state) {
+	case 1:
+		return "SLEEP";
+	case 2:
+		return "POLLING";
+	case 3:
+		return "DISABLED";
+	case 4:
+		return "PORT_CONFIGURATION_TRAINING";
+	case 5:
+		return "LINK_UP";
+	case 6:
+		return "LINK_ERROR_RECOVERY";
+	case 7:
+		return "PHY_TEST";
+	default:
+		return "PHYS_STATE_" + std::to_string(*state);
+	}
 }
 
 std::string port_state_name(std::optional<uint8_t> state)

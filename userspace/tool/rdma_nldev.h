@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tool/nl_message.h"
 #include "tool/result.h"
@@ -46,6 +48,14 @@ struct ChardevInfo {
 	std::optional<uint32_t> driver_id; // RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID
 };
 
+// Reply to RDMA_NLDEV_CMD_STAT_GET for a port without a counter resource:
+// the port's hardware counters (rdma_hw_stats), in the kernel's order.
+struct PortCounters {
+	uint32_t dev_index = 0;
+	uint32_t port = 0;
+	std::vector<std::pair<std::string, uint64_t>> counters;
+};
+
 // Requests.  Non-dump requests ask for an ack (NLM_F_ACK) so success is
 // confirmed; none sets NLM_F_EXCL, which shares its bit with NLM_F_MATCH
 // and would turn the request into a dump.
@@ -55,6 +65,7 @@ NlRequest build_chardev_get(uint32_t seq, uint32_t dev_index, std::string_view t
 NlRequest build_newlink(uint32_t seq, std::string_view name, std::string_view link_type,
 			std::string_view netdev);
 NlRequest build_dellink(uint32_t seq, uint32_t dev_index);
+NlRequest build_stat_get(uint32_t seq, uint32_t dev_index, uint32_t port);
 
 // Parsers.  Note the kernel answers a PORT_GET request (not dump) with
 // type CMD_GET, so parse_port takes both.  A message of another type, an attribute of the wrong
@@ -63,9 +74,12 @@ NlRequest build_dellink(uint32_t seq, uint32_t dev_index);
 Result<DeviceInfo> parse_device(const NlMessage &msg);
 Result<PortInfo> parse_port(const NlMessage &msg);
 Result<ChardevInfo> parse_chardev(const NlMessage &msg);
+Result<PortCounters> parse_port_counters(const NlMessage &msg);
 
 // "ACTIVE", "DOWN", ... or "-" if unknown/absent.
 std::string port_state_name(std::optional<uint8_t> state);
+// "LINK_UP", "DISABLED", ... or "-".
+std::string phys_state_name(std::optional<uint8_t> state);
 // "roce", "iwarp", "ib", "opa", "usnic", or "-": from the protocol the
 // kernel reports for the first port, else from the node type.
 std::string device_type_name(const DeviceInfo &dev);
