@@ -112,13 +112,12 @@ vmtest: all testprogs
 	scripts/check --vm-only
 
 # Everything: deps, build, host unit tests, VM suites; ends with
-# "N passed, N failed".  The Debian packages are what
-# tests/vm/package_install.sh installs (kept while the sources are unchanged).
+# "N passed, N failed".  (tests/harness/check-deb.sh builds the Debian
+# packages, which tests/vm/package_install.sh installs.)
 check:
 	$(MAKE) deps
 	$(MAKE) all
 	$(MAKE) testprogs
-	$(MAKE) deb
 	scripts/check
 
 # The VM suites under the debug kernel (KASAN, lockdep, kmemleak, UBSAN...;
