@@ -54,11 +54,18 @@ void softrnic_qp_raise_events(struct softrnic_qp *qp)
 }
 
 /*
- * To ERR, and flush.  The state is stored before the ERROR flag, whose
- * update is a full fence before the flush loads the producers: a
- * producer that stores prod, fences and then finds the QP in neither
- * state nor flag has had its WQE seen by this flush (post.c, and the
- * RQ doorbell protocol in Documentation/ring-abi.md).
+ * To ERR: stop the wire, then flush.  The state is stored before the
+ * ERROR flag, whose update is a full fence before the flush loads the
+ * producers: a producer that stores prod, fences and then finds the QP
+ * in neither state nor flag has had its WQE seen by this flush (post.c,
+ * and the RQ doorbell protocol in Documentation/ring-abi.md).
+ *
+ * The wire goes first: once qp_modify returned, its requester and
+ * responder are stopped (nothing takes a receive WQE or completes a
+ * send WQE any more) and the receive WQE of a half-received message has
+ * been flushed, ahead of the RQ's later WQEs, as it was consumed first.
+ * Flushing first would let the responder take a WQE posted after the
+ * flush read prod and complete it with success in ERR.
  */
 void softrnic_qp_to_error(struct softrnic_qp *qp)
 {
@@ -66,10 +73,10 @@ void softrnic_qp_to_error(struct softrnic_qp *qp)
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	softrnic_ring_kflags(&qp->sq, SOFTRNIC_KFLAG_ERROR, 0);
 	softrnic_ring_kflags(&qp->rq, SOFTRNIC_KFLAG_ERROR, 0);
-	softrnic_qp_flush(qp);
 	/* The transport stops its timers and forgets what is in flight. */
 	if (qp->sdev->wire->qp_modify)
 		qp->sdev->wire->qp_modify(qp, IB_QP_STATE, IB_QPS_ERR);
+	softrnic_qp_flush(qp);
 }
 
 /* The RoCE or iWARP port's active MTU, as query_port reports it. */

@@ -1768,6 +1768,77 @@ out:
 /* Send queue semantics ULPs rely on                                   */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Moving to ERR: receive completions in order                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * To ERR while a multi-packet SEND is half received: its receive WQE,
+ * consumed first, completes first (flushed), then the later ones, in
+ * order; a receive posted in ERR completes flushed, never with success.
+ * The sender is stopped (to ERR) once the first bytes landed, so the
+ * message can never finish; if it finished anyway, try again.
+ */
+static void test_err_recv_order(void)
+{
+	struct ib_sge ssge = {
+		.addr = S[0].dma, .length = MIB,
+		.lkey = S[0].pd->local_dma_lkey,
+	}, rsge[4];
+	struct ib_send_wr wr = {
+		.wr_id = 0x5e, .opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED, .sg_list = &ssge,
+		.num_sge = 1,
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	int before = atomic_read(&failures);
+	unsigned long end;
+	struct ib_wc wc;
+	struct pair p;
+	int i, try;
+	bool half;
+
+	rsge[0] = (struct ib_sge){ .addr = S[1].dma, .length = MIB,
+				   .lkey = S[1].pd->local_dma_lkey };
+	for (i = 1; i < 4; i++)
+		rsge[i] = (struct ib_sge){ .addr = S[1].dma + MIB + i * 1024,
+					   .length = 1024,
+					   .lkey = S[1].pd->local_dma_lkey };
+	fill(S[0].buf, MIB, 0x3c);
+	for (try = 0; try < 5; try++) {
+		if (!pair_new(&p))
+			return;
+		memset(S[1].buf, 0, MIB);
+		for (i = 0; i < 3; i++)
+			CHECK(!post_recv(p.qp[1], 0x600 + i, &rsge[i], 1),
+			      "post_recv %d", i);
+		CHECK(!post(p.qp[0], &wr), "post 1 MiB SEND");
+		/* the first packet placed: stop the sender there */
+		end = jiffies + msecs_to_jiffies(WAIT_MS);
+		while (memcmp(S[1].buf, S[0].buf, 1024) &&
+		       time_before(jiffies, end))
+			cond_resched();
+		CHECK(!ib_modify_qp(p.qp[0], &a, IB_QP_STATE),
+		      "sender to ERR");
+		/* still half received: no receive completion yet */
+		half = ib_poll_cq(S[1].cq, 1, &wc) == 0;
+		if (half)
+			break;
+		pair_free(&p);
+	}
+	if (!CHECK(half, "SEND still half received after %d tries", try))
+		return;
+	CHECK(!ib_modify_qp(p.qp[1], &a, IB_QP_STATE), "receiver to ERR");
+	for (i = 0; i < 3; i++)
+		expect_wc(S[1].cq, 0x600 + i, IB_WC_WR_FLUSH_ERR, IB_WC_RECV,
+			  NULL);
+	CHECK(!post_recv(p.qp[1], 0x603, &rsge[3], 1), "post_recv in ERR");
+	expect_wc(S[1].cq, 0x603, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, NULL);
+	pair_free(&p);
+	pr_info("rctest: receive order on the move to ERR: %d failed\n",
+		atomic_read(&failures) - before);
+}
+
 static atomic_t notify_calls, notify_irqs_off;
 
 /*
@@ -2711,6 +2782,7 @@ static int __init rctest_init(void)
 		test_io_queues();
 		test_big_fast_reg();
 		test_recv_variants();
+		test_err_recv_order();
 		test_sq_semantics();
 		pp_run(true);
 		pp_run(false);
