@@ -51,6 +51,9 @@ void softrnic_qp_raise_events(struct softrnic_qp *qp)
 		softrnic_qp_event(qp, IB_EVENT_QP_REQ_ERR);
 	if (test_and_clear_bit(SOFTRNIC_QP_EV_ACCESS_ERR, &qp->flags))
 		softrnic_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
+	/* After the error events: the QP is done with the SRQ. */
+	if (test_and_clear_bit(SOFTRNIC_QP_EV_LAST_WQE, &qp->flags))
+		softrnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /*
@@ -66,6 +69,9 @@ void softrnic_qp_raise_events(struct softrnic_qp *qp)
  * been flushed, ahead of the RQ's later WQEs, as it was consumed first.
  * Flushing first would let the responder take a WQE posted after the
  * flush read prod and complete it with success in ERR.
+ *
+ * A QP on an SRQ then consumes no more SRQ WQEs: IB_EVENT_QP_LAST_WQE_-
+ * REACHED (IBTA 11.6.3.1), raised with the other events, without locks.
  */
 void softrnic_qp_to_error(struct softrnic_qp *qp)
 {
@@ -77,6 +83,8 @@ void softrnic_qp_to_error(struct softrnic_qp *qp)
 	if (qp->sdev->wire->qp_modify)
 		qp->sdev->wire->qp_modify(qp, IB_QP_STATE, IB_QPS_ERR);
 	softrnic_qp_flush(qp);
+	if (qp->ibqp.srq)
+		set_bit(SOFTRNIC_QP_EV_LAST_WQE, &qp->flags);
 }
 
 /* The RoCE or iWARP port's active MTU, as query_port reports it. */
@@ -300,5 +308,7 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 					     !!ibqp->srq);
 	}
 	mutex_unlock(&qp->mutex);
+	/* What the move to ERR noted (LAST_WQE_REACHED), without the mutex. */
+	softrnic_qp_raise_events(qp);
 	return 0;
 }

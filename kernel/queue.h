@@ -269,6 +269,7 @@ enum {
 	SOFTRNIC_QP_EV_SQ_DRAINED,
 	SOFTRNIC_QP_EV_REQ_ERR,		/* responder: Invalid Request */
 	SOFTRNIC_QP_EV_ACCESS_ERR,	/* responder: Remote Access Error */
+	SOFTRNIC_QP_EV_LAST_WQE,	/* on an SRQ, in ERR: none consumed more */
 	SOFTRNIC_QP_DYING,		/* destroy_qp has started */
 };
 

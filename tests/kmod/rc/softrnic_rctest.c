@@ -141,11 +141,15 @@ static int find_gid(struct side *s)
 
 /* The SRQ side 1's next QP is created with (NULL: its own RQ). */
 static struct ib_srq *qp_srq;
+/* And its event handler (NULL: none). */
+static void (*qp_events)(struct ib_event *ev, void *ctx);
 
 static struct ib_qp *mk_qp(struct ib_pd *pd, struct ib_cq *scq,
-			   struct ib_cq *rcq, struct ib_srq *srq)
+			   struct ib_cq *rcq, struct ib_srq *srq,
+			   void (*events)(struct ib_event *, void *))
 {
 	struct ib_qp_init_attr init = {
+		.event_handler = events,
 		.send_cq = scq,
 		.recv_cq = rcq,
 		.cap = {
@@ -223,13 +227,14 @@ static int pair_new_cq(struct pair *p, struct ib_pd *pd1, struct ib_cq *scq0,
 	u32 psn1 = get_random_u32() & 0xffffff;
 	int err;
 
-	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0, NULL);
+	p->qp[0] = mk_qp(S[0].pd, scq0, rcq0, NULL, NULL);
 	if (IS_ERR(p->qp[0])) {
 		err = PTR_ERR(p->qp[0]);
 		goto fail;
 	}
-	p->qp[1] = mk_qp(pd1, scq1, rcq1, qp_srq);
+	p->qp[1] = mk_qp(pd1, scq1, rcq1, qp_srq, qp_events);
 	qp_srq = NULL;
+	qp_events = NULL;
 	if (IS_ERR(p->qp[1])) {
 		ib_destroy_qp(p->qp[0]);
 		err = PTR_ERR(p->qp[1]);
@@ -1769,8 +1774,122 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
-/* Moving to ERR: receive completions in order                        */
+/* Moving to ERR: receive completions in order, the SRQ's last WQE     */
 /* ------------------------------------------------------------------ */
+
+static struct ib_qp *last_wqe_qp;	/* the QP whose event is awaited */
+static atomic_t last_wqe_ours, last_wqe_other;
+static DECLARE_COMPLETION(last_wqe_done);
+
+static void last_wqe_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event != IB_EVENT_QP_LAST_WQE_REACHED)
+		return;
+	if (ev->element.qp == READ_ONCE(last_wqe_qp)) {
+		atomic_inc(&last_wqe_ours);
+		complete(&last_wqe_done);
+	} else {
+		atomic_inc(&last_wqe_other);
+	}
+}
+
+/* Wait for IB_EVENT_QP_LAST_WQE_REACHED of @qp, armed before its ERR. */
+static void last_wqe_arm(struct ib_qp *qp)
+{
+	atomic_set(&last_wqe_ours, 0);
+	reinit_completion(&last_wqe_done);
+	WRITE_ONCE(last_wqe_qp, qp);
+}
+
+static bool last_wqe_wait(const char *what)
+{
+	return CHECK(wait_for_completion_timeout(&last_wqe_done,
+						 msecs_to_jiffies(WAIT_MS)) &&
+		     atomic_read(&last_wqe_ours) == 1,
+		     "%s: IB_EVENT_QP_LAST_WQE_REACHED (%d)", what,
+		     atomic_read(&last_wqe_ours));
+}
+
+/*
+ * A QP on an SRQ that goes to ERR, by modify_qp or by an error of its
+ * own (a Remote Access Error it answers), raises
+ * IB_EVENT_QP_LAST_WQE_REACHED once (IBTA 11.6.3.1); a QP with its own
+ * RQ raises none.  ULPs (nvmet, srpt) wait for it before destroying.
+ */
+static void test_srq_last_wqe(void)
+{
+	struct ib_srq_init_attr sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+	struct ib_sge sge = {
+		.addr = S[0].dma, .length = 64,
+		.lkey = S[0].pd->local_dma_lkey,
+	}, rsge = {
+		.addr = S[1].dma, .length = 4096,
+		.lkey = S[1].pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 0x1e, .opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	int before = atomic_read(&failures);
+	const struct ib_recv_wr *badr;
+	struct ib_recv_wr rw;
+	struct pair own, p;
+	struct ib_srq *srq;
+	int i;
+
+	srq = ib_create_srq(S[1].pd, &sa);
+	if (!CHECK(!IS_ERR(srq), "ib_create_srq"))
+		return;
+	for (i = 0; i < 8; i++) {
+		rw = (struct ib_recv_wr){ .wr_id = 0x700 + i, .sg_list = &rsge,
+					  .num_sge = 1 };
+		CHECK(!ib_post_srq_recv(srq, &rw, &badr), "post_srq_recv");
+	}
+	atomic_set(&last_wqe_other, 0);
+
+	/* modify_qp to ERR, after traffic through the SRQ */
+	qp_events = last_wqe_event;
+	if (!pair_new(&own))
+		goto out;
+	qp_srq = srq;
+	qp_events = last_wqe_event;
+	if (!pair_new(&p)) {
+		pair_free(&own);
+		goto out;
+	}
+	if (CHECK(!post(p.qp[0], &wr), "SEND to the SRQ QP")) {
+		expect_wc(S[0].cq, 0x1e, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+		expect_wc(S[1].cq, 0x700, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	}
+	CHECK(!ib_modify_qp(own.qp[1], &a, IB_QP_STATE), "own RQ QP to ERR");
+	last_wqe_arm(p.qp[1]);
+	CHECK(!ib_modify_qp(p.qp[1], &a, IB_QP_STATE), "SRQ QP to ERR");
+	last_wqe_wait("modify_qp to ERR");
+	CHECK(!atomic_read(&last_wqe_other),
+	      "no LAST_WQE_REACHED for the QP with its own RQ (%d)",
+	      atomic_read(&last_wqe_other));
+	pair_free(&p);
+	pair_free(&own);
+
+	/* the QP's own error: a WRITE through a bad rkey */
+	qp_srq = srq;
+	qp_events = last_wqe_event;
+	if (!pair_new(&p))
+		goto out;
+	last_wqe_arm(p.qp[1]);
+	CHECK(rdma_op(p.qp[0], IB_WR_RDMA_WRITE, &sge, 1, S[1].dma,
+		      S[1].pd->unsafe_global_rkey ^ 0x80) ==
+	      IB_WC_REM_ACCESS_ERR, "WRITE through a bad rkey");
+	last_wqe_wait("Remote Access Error");
+	pair_free(&p);
+out:
+	ib_destroy_srq(srq);
+	pr_info("rctest: SRQ last WQE reached: %d failed\n",
+		atomic_read(&failures) - before);
+}
 
 /*
  * To ERR while a multi-packet SEND is half received: its receive WQE,
@@ -2782,6 +2901,7 @@ static int __init rctest_init(void)
 		test_io_queues();
 		test_big_fast_reg();
 		test_recv_variants();
+		test_srq_last_wqe();
 		test_err_recv_order();
 		test_sq_semantics();
 		pp_run(true);

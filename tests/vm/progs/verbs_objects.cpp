@@ -237,6 +237,26 @@ bool wait_readable(int fd, int ms)
 	return poll(&p, 1, ms) == 1;
 }
 
+/*
+ * Read async events (up to 10, 2 s each) and hand each to @seen until it
+ * returns true; false if it never did.
+ */
+template <typename F> bool async_events(device &d, F seen)
+{
+	for (int i = 0; i < 10; i++) {
+		if (!wait_readable(d.ctx->async_fd, 2000))
+			return false;
+		ibv_async_event ev;
+		if (ibv_get_async_event(d.ctx, &ev))
+			return false;
+		const bool done = seen(ev);
+		ibv_ack_async_event(&ev);
+		if (done)
+			return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------- objects */
 
 void every_object(device &d)
@@ -760,16 +780,9 @@ void cq_overflow(device &d)
 	check(to_state(qp, IBV_QPS_ERR) == 0, "%s: flush %d WRs into a %d-entry CQ", n, posted,
 	      cq->cqe);
 
-	bool got = false;
-	for (int i = 0; i < 10 && !got; i++) {
-		if (!wait_readable(d.ctx->async_fd, 2000))
-			break;
-		ibv_async_event ev;
-		if (ibv_get_async_event(d.ctx, &ev))
-			break;
-		got = ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq;
-		ibv_ack_async_event(&ev);
-	}
+	const bool got = async_events(d, [cq](const ibv_async_event &ev) {
+		return ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq;
+	});
 	check(got, "%s: IBV_EVENT_CQ_ERR for the overflowing CQ", n);
 	ibv_wc wc[16];
 	int total = 0, r;
@@ -782,6 +795,45 @@ void cq_overflow(device &d)
 	(void)pa;
 	check(ibv_destroy_qp(qp) == 0 && ibv_destroy_cq(cq) == 0 && ibv_destroy_cq(rcq) == 0,
 	      "%s: destroy after the overflow", n);
+	ibv_dealloc_pd(pd);
+}
+
+/* ------------------------------------------- SRQ: the last WQE reached */
+
+/*
+ * A QP on an SRQ that goes to ERR consumes no more of the SRQ's WQEs and
+ * says so with IBV_EVENT_QP_LAST_WQE_REACHED (IBTA 11.6.3.1), which
+ * applications wait for before they destroy it; a QP with its own RQ
+ * gets no such event.
+ */
+void srq_last_wqe(device &d)
+{
+	const char *n = d.name.c_str();
+	ibv_pd *pd = must(ibv_alloc_pd(d.ctx), "alloc_pd");
+	ibv_cq *cq = must(ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0), "create_cq");
+	ibv_srq_init_attr sa{};
+	sa.attr.max_wr = 8;
+	sa.attr.max_sge = 1;
+	ibv_srq *srq = must(ibv_create_srq(pd, &sa), "create_srq");
+	ibv_qp *own = must(make_qp(pd, cq, cq, IBV_QPT_RC, 8), "create_qp");
+	ibv_qp *on_srq = must(make_qp(pd, cq, cq, IBV_QPT_RC, 8, srq), "create_qp on SRQ");
+	check(to_rts(d, own) == 0 && to_rts(d, on_srq) == 0, "%s: both QPs to RTS", n);
+	check(to_state(own, IBV_QPS_ERR) == 0 && to_state(on_srq, IBV_QPS_ERR) == 0,
+	      "%s: both QPs to ERR, the one with its own RQ first", n);
+
+	int got_srq = 0, got_own = 0;
+	async_events(d, [&](const ibv_async_event &ev) {
+		if (ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+			got_srq += ev.element.qp == on_srq;
+			got_own += ev.element.qp == own;
+		}
+		return got_srq > 0;
+	});
+	check(got_srq == 1, "%s: IBV_EVENT_QP_LAST_WQE_REACHED for the QP on the SRQ", n);
+	check(got_own == 0, "%s: none for the QP with its own RQ", n);
+	check(ibv_destroy_qp(on_srq) == 0 && ibv_destroy_qp(own) == 0 && ibv_destroy_srq(srq) == 0,
+	      "%s: destroy after the event", n);
+	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 }
 
@@ -985,6 +1037,7 @@ int run_objects(const char *roce, const char *iwarp)
 			flush(d, IBV_QPT_UD);
 		blocked_event(d);
 		cq_overflow(d);
+		srq_last_wqe(d);
 		memory_windows(d);
 		if (d.roce)
 			mw_qp_destroy(d);
