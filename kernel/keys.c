@@ -154,9 +154,10 @@ static struct softrnic_mr *softrnic_key_resolve(struct softrnic_dev *sdev,
 
 	if (mk->kind == SOFTRNIC_MKEY_MR) {
 		mr = container_of(mk, struct softrnic_mr, mk);
+		softrnic_mr_access_begin(mr);
 		err = softrnic_mr_check(mr, key, pd, access, *iova, length);
 		if (err) {
-			softrnic_mkey_put(mk);
+			softrnic_mr_put(mr);
 			return ERR_PTR(err);
 		}
 		return mr;
@@ -191,6 +192,9 @@ struct softrnic_mr *softrnic_rkey_get(const struct ib_qp *qp, u32 rkey,
 
 void softrnic_mr_put(struct softrnic_mr *mr)
 {
+	/* the access's copies before the count that invalidation waits on */
+	smp_mb__before_atomic();
+	atomic_dec(&mr->inflight);
 	softrnic_mkey_put(&mr->mk);
 }
 

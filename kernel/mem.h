@@ -18,6 +18,15 @@
  *  - The mutable part of a key (key byte, state, rights, bounds, PD) is
  *    read under a per-object seqlock, so checks are consistent snapshots
  *    even while a fast-register, invalidate or bind rewrites them.
+ *  - Invalidation (LOCAL_INV, SEND_WITH_INV) keeps the object but must
+ *    not complete while an access that passed its check still copies:
+ *    the ULP frees the pages on that completion.  Every data path access
+ *    counts itself in its MR's inflight from before its check until
+ *    softrnic_mr_put(), with BH or IRQs off and without waiting for
+ *    anything, so it is short (one packet's copy at most); an
+ *    invalidation makes the key non-VALID, then waits for inflight to
+ *    drop to zero, spinning: it may run in softirq, and no access can be
+ *    stuck behind it on its own CPU.
  *
  * Lock order: MW window lock -> MR lock -> key table xa_lock, and
  * MW window lock -> the bound QP's mw_lock (queue.h).
@@ -98,6 +107,8 @@ struct softrnic_mr {
 	 * the MR cannot be deregistered, re-registered or invalidated.
 	 */
 	unsigned int num_mw;
+	/* Data path accesses between their check and softrnic_mr_put(). */
+	atomic_t inflight;
 
 	/* USER: fixed between re-registrations (which drain all users). */
 	struct softrnic_pinned pin;
@@ -226,7 +237,8 @@ static inline enum ib_wc_status softrnic_mem_wc_status(int err, bool remote)
 
 /*
  * Resolve @key for an access of @length bytes at @iova by a QP of @pd,
- * and return a referenced MR (release with softrnic_mr_put()).
+ * and return a referenced MR (release with softrnic_mr_put() as soon as
+ * the copy is done).  Called with BH or IRQs off (see inflight above).
  *
  * @access:  0 or IB_ACCESS_LOCAL_WRITE for a local access (lkey in an
  *           SGE); one or more IB_ACCESS_REMOTE_* for a remote access.
@@ -372,6 +384,19 @@ static inline void softrnic_mkey_put(struct softrnic_mkey *mk)
 		complete(&mk->drained);
 }
 
+/*
+ * A data path access of referenced @mr starts; call before checking it.
+ * The full barrier orders the count before the check's loads, against
+ * softrnic_mr_wait_accesses(): either the invalidation sees the access
+ * or the access sees the key invalid.  BH or IRQs off until the put, so
+ * an invalidation spinning in softirq never waits for its own CPU.
+ */
+static inline void softrnic_mr_access_begin(struct softrnic_mr *mr)
+{
+	atomic_inc(&mr->inflight);
+	smp_mb__after_atomic();
+}
+
 /* mr.c */
 struct ib_mr *softrnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *softrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -392,6 +417,7 @@ int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 			   struct softrnic_pd *pd);
 int softrnic_mkey_inv_check(const struct softrnic_mkey *mk, u32 key,
 			    const struct softrnic_pd *pd);
+void softrnic_mr_wait_accesses(struct softrnic_mr *mr);
 
 /* mw.c */
 int softrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

@@ -454,7 +454,34 @@ out:
 	return err;
 }
 
-/* Invalidate fast-reg MR @mr, referenced by the caller, by exact @key. */
+/*
+ * Wait until no data path access of @mr that may have passed its check
+ * before the caller made the key non-VALID is left (mem.h: inflight).
+ * Those run with BH or IRQs off, on other CPUs than a softirq caller's,
+ * and copy one chunk at most, so the spin is short; accesses that start
+ * later fail their check, and one that sees the key still VALID is
+ * already counted here.  Any context; the caller keeps @mr's memory
+ * (a reference, or RCU).
+ */
+void softrnic_mr_wait_accesses(struct softrnic_mr *mr)
+{
+	/* the state store before the count; pairs with access_begin */
+	smp_mb();
+	while (atomic_read_acquire(&mr->inflight)) {
+		/* LOCAL_INV: the SQ worker; let a preempted accessor on */
+		if (preemptible())
+			cond_resched();
+		else
+			cpu_relax();
+	}
+}
+
+/*
+ * Invalidate fast-reg MR @mr, referenced by the caller, by exact @key.
+ * Returns once no access that found the key VALID is still copying: the
+ * completion of the LOCAL_INV or SEND_WITH_INV follows, and a ULP may
+ * free the pages on it.
+ */
 int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 			   struct softrnic_pd *pd)
 {
@@ -468,6 +495,8 @@ int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 	if (!err)
 		mr->mk.state = SOFTRNIC_MKEY_FREE;
 	write_sequnlock_irqrestore(&mr->mk.lock, flags);
+	if (!err)
+		softrnic_mr_wait_accesses(mr);
 	return err;
 }
 

@@ -207,6 +207,7 @@ struct softrnic_mr *softrnic_win_resolve(struct softrnic_win *win, u32 key,
 	u8 state;
 	int err;
 
+again:
 	/* The bound MR is freed after a grace period; look at it in one. */
 	rcu_read_lock();
 	do {
@@ -242,6 +243,17 @@ struct softrnic_mr *softrnic_win_resolve(struct softrnic_win *win, u32 key,
 	smp_rmb();	/* as in softrnic_mkey_get() */
 
 	/*
+	 * An invalidation of the window waits for the MR's accesses, so
+	 * count this one, then make sure the window did not change since
+	 * the snapshot: if it did, its writer may have missed us.
+	 */
+	softrnic_mr_access_begin(mr);
+	if (read_seqretry(&win->mk.lock, seq)) {
+		softrnic_mr_put(mr);
+		goto again;
+	}
+
+	/*
 	 * While the window is bound the MR cannot change, but the window
 	 * may have been unbound since the snapshot: check again what we are
 	 * about to copy against.
@@ -264,9 +276,12 @@ struct softrnic_mr *softrnic_win_resolve(struct softrnic_win *win, u32 key,
 int softrnic_win_invalidate(struct softrnic_dev *sdev, struct softrnic_win *win,
 			    u32 key, struct softrnic_pd *pd, u32 qpn)
 {
+	struct softrnic_mr *mr = NULL;
 	unsigned long flags;
 	int err;
 
+	/* the MR, unbound below, may go after a grace period */
+	rcu_read_lock();
 	write_seqlock_irqsave(&win->mk.lock, flags);
 	err = softrnic_mkey_inv_check(&win->mk, key, pd);
 	if (!err && (win->type != IB_MW_TYPE_2 ||
@@ -275,10 +290,15 @@ int softrnic_win_invalidate(struct softrnic_dev *sdev, struct softrnic_win *win,
 	if (!err && qpn != SOFTRNIC_NO_QPN && win->qpn != qpn)
 		err = -EPERM;
 	if (!err) {
+		mr = win->mr;
 		softrnic_win_unbind_locked(win);
 		win->mk.state = SOFTRNIC_MKEY_FREE;
 	}
 	write_sequnlock_irqrestore(&win->mk.lock, flags);
+	/* accesses through the window count in its MR (win_resolve) */
+	if (mr)
+		softrnic_mr_wait_accesses(mr);
+	rcu_read_unlock();
 	return err;
 }
 

@@ -152,9 +152,12 @@ int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 	if (sqe->flags & SOFTRNIC_WQE_F_INLINE) {
 		memcpy(payload, wqe->inline_data, len);
 	} else if (len) {
+		/* MR accesses run softirq-safe (mem.h: inflight) */
+		local_bh_disable();
 		err = softrnic_copy_sges(qp->sdev, pd, wqe->sge, sqe->num_sge,
 					 0, payload, len,
 					 SOFTRNIC_COPY_FROM_MR);
+		local_bh_enable();
 		if (err) {
 			kfree_skb(skb);
 			return softrnic_mem_wc_status(err, false);

@@ -432,9 +432,12 @@ static int mt_race_fn(void *arg)
 	while (!kthread_should_stop()) {
 		struct softrnic_mr *mr;
 
+		/* as the wire does: accesses softirq-safe (mem.h) */
+		local_bh_disable();
 		mr = softrnic_mr_get(r->sdev, r->key, r->pd, IB_ACCESS_LOCAL_WRITE,
 				     r->addr, 64, false);
 		if (IS_ERR(mr)) {
+			local_bh_enable();
 			atomic_inc(&r->gone);
 			cond_resched();
 			continue;
@@ -444,6 +447,7 @@ static int mt_race_fn(void *arg)
 			atomic_inc(&r->gone);
 		udelay(1);
 		softrnic_mr_put(mr);
+		local_bh_enable();
 		cond_resched();
 	}
 	return 0;

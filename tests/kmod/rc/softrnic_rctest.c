@@ -1076,6 +1076,206 @@ out:
 }
 
 /*
+ * Invalidation while a WRITE is being placed.  Side 0 streams 8 KiB
+ * WRITEs (8 packets each, placed on the receive steering CPU) into a
+ * fast-reg MR of side 1, each with other data, while side 1's MR is
+ * invalidated: LOCAL_INV on the target QP, or SEND_WITH_INV from side 0
+ * over a second QP pair.  The completion handler of the invalidation's
+ * CQ records the MR's last bytes of each packet's slot as the completion
+ * is posted, when a ULP may free the pages.  Once the stream has stopped
+ * (the responder NAKs the first WRITE it checks after the invalidation),
+ * those bytes must be unchanged: nothing lands after the completion.
+ * Each try races once; some must have invalidated mid-stream.  The
+ * SEND_WITH_INV is posted from each CPU in turn: it is executed in the
+ * softirq of the CPU it is sent from, which must at times not be the
+ * one placing the WRITEs.
+ */
+#define INV_PKT		1024		/* the path MTU qp_connect sets */
+#define INV_SLOTS	8
+#define INV_WRITE	(INV_SLOTS * INV_PKT)
+#define INV_WRITES	32
+#define INV_TRIES	40
+
+static struct {
+	struct fr *f;
+	u64 want;			/* wr_id of this try's invalidation */
+	struct ib_wc wc;		/* its completion */
+	struct completion seen;
+	u8 tail[INV_SLOTS][8];
+} inv_race;
+
+static void inv_tails(u8 (*tail)[8])
+{
+	int i, k;
+
+	for (i = 0; i < INV_SLOTS; i++)
+		for (k = 0; k < 8; k++)
+			tail[i][k] = *fr_byte(inv_race.f,
+					      (i + 1) * INV_PKT - 8 + k);
+}
+
+/*
+ * Runs where a CQE is posted, right after it (or late, if its CPU was
+ * held up: then it may find the CQE of a later try, which it records no
+ * earlier than that CQE was posted).  The invalidation's CQE is taken
+ * here, and the memory recorded.
+ */
+static void inv_comp(struct ib_cq *cq, void *ctx)
+{
+	struct ib_wc wc;
+
+	while (ib_poll_cq(cq, 1, &wc) > 0) {
+		if (wc.wr_id != READ_ONCE(inv_race.want))
+			continue;
+		inv_tails(inv_race.tail);
+		inv_race.wc = wc;
+		complete(&inv_race.seen);
+	}
+}
+
+/*
+ * One try; @icq is the CQ the invalidation completes on.  Returns 1 if
+ * the invalidation came mid-stream, 0 if after it, -1 if the try failed.
+ */
+static int inv_try(struct ib_cq *icq, bool remote, u8 key, int try)
+{
+	struct ib_sge sge = { .length = INV_WRITE,
+			      .lkey = S[0].pd->local_dma_lkey };
+	struct ib_sge rsge = { .length = 256,
+			       .lkey = S[1].pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+	struct ib_send_wr inv = {
+		.wr_id = 0x10d, .opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	/* the completion that counts, told apart from other tries' */
+	u64 want = (u64)(try + 1) << 16 | remote << 8 | 0x0d;
+	struct fr *f = inv_race.f;
+	u8 now[INV_SLOTS][8];
+	struct pair p, q = {};
+	int i, ret = -1, writes = 0, failed = 0;
+	struct ib_wc wc;
+
+	if (!CHECK(!pair_new_cq(&p, S[1].pd, S[0].cq, S[0].cq,
+				remote ? S[1].cq : icq, S[1].cq), "pair"))
+		return -1;
+	/* REG_MR through the second pair: icq gets the invalidation only */
+	if (!CHECK(!pair_new_cq(&q, S[1].pd, S[0].cq, S[0].cq, S[1].cq,
+				remote ? icq : S[1].cq), "second pair"))
+		goto out;
+	if (!fr_register(f, q.qp[1], key, FR_ACCESS))
+		goto out;
+	for (i = 0; i < INV_WRITES; i++) {
+		fill(S[0].buf + i * INV_WRITE, INV_WRITE,
+		     try * INV_WRITES + i);
+		sge.addr = S[0].dma + i * INV_WRITE;
+		wr.wr.wr_id = 0x900 + i;
+		wr.remote_addr = f->mr->iova;
+		wr.rkey = f->mr->rkey;
+		if (!CHECK(!post(p.qp[0], &wr.wr), "post WRITE %d", i))
+			goto out;
+	}
+	/* the stream runs: the first WRITE is acknowledged */
+	if (!expect_wc(S[0].cq, 0x900, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL))
+		goto out;
+
+	reinit_completion(&inv_race.seen);
+	WRITE_ONCE(inv_race.want, want);
+	ib_req_notify_cq(icq, IB_CQ_NEXT_COMP);
+	inv.ex.invalidate_rkey = f->mr->rkey;
+	if (remote) {
+		/* its send completion goes among the WRITEs' */
+		set_cpus_allowed_ptr(current,
+				     cpumask_of(cpumask_nth(try % num_online_cpus(),
+							    cpu_online_mask)));
+		inv.opcode = IB_WR_SEND_WITH_INV;
+		inv.sg_list = &sge;
+		inv.num_sge = 1;
+		sge.addr = S[0].dma;
+		sge.length = 32;
+		rsge.addr = S[1].dma;
+		if (!CHECK(!post_recv(q.qp[1], want, &rsge, 1), "post_recv") ||
+		    !CHECK(!post(q.qp[0], &inv), "post SEND_WITH_INV"))
+			goto out;
+	} else {
+		inv.wr_id = want;
+		if (!CHECK(!post(p.qp[1], &inv), "post LOCAL_INV"))
+			goto out;
+	}
+	if (!CHECK(wait_for_completion_timeout(&inv_race.seen,
+					       msecs_to_jiffies(WAIT_MS)),
+		   "invalidation completed"))
+		goto out;
+	wc = inv_race.wc;
+	if (!CHECK(wc.status == IB_WC_SUCCESS &&
+		   (!remote || (wc.wc_flags & IB_WC_WITH_INVALIDATE)),
+		   "invalidation: status %d flags %#x", wc.status, wc.wc_flags))
+		goto out;
+
+	/* every other WRITE completes: done before, or NAKed, or flushed */
+	while (writes < INV_WRITES - 1) {
+		if (!CHECK(!poll_one(S[0].cq, &wc), "WRITE completions"))
+			goto out;
+		if (wc.wr_id == 0x10d)
+			continue;	/* the SEND_WITH_INV */
+		writes++;
+		failed += wc.status != IB_WC_SUCCESS;
+	}
+	inv_tails(now);
+	for (i = 0; i < INV_SLOTS; i++)
+		CHECK(!memcmp(now[i], inv_race.tail[i], 8),
+		      "%s: packet %d of a WRITE landed after the invalidation completed",
+		      remote ? "SEND_WITH_INV" : "LOCAL_INV", i);
+	ret = failed > 0;
+out:
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	WRITE_ONCE(inv_race.want, 0);
+	if (q.qp[0])
+		pair_free(&q);
+	pair_free(&p);
+	cq_discard(icq);
+	return ret;
+}
+
+static void test_inv_in_flight(void)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 2 * QP_DEPTH };
+	int before = atomic_read(&failures);
+	u8 key = get_random_u32() & 0xff;
+	int raced[2] = {}, remote, try, r;
+	struct ib_cq *icq;
+
+	init_completion(&inv_race.seen);
+	inv_race.f = fr_alloc(S[1].pd);
+	if (!CHECK(inv_race.f, "fast-reg MR"))
+		return;
+	icq = ib_create_cq(S[1].dev, inv_comp, NULL, NULL, &cqa);
+	if (!CHECK(!IS_ERR(icq), "CQ"))
+		goto out;
+	for (remote = 0; remote < 2; remote++) {
+		for (try = 0; try < INV_TRIES; try++) {
+			r = inv_try(icq, remote, ++key, try);
+			if (r < 0)
+				break;
+			raced[remote] += r;
+		}
+		CHECK(raced[remote] > 0,
+		      "%s: no try invalidated during the stream (%d tries)",
+		      remote ? "SEND_WITH_INV" : "LOCAL_INV", try);
+	}
+	ib_destroy_cq(icq);
+out:
+	fr_free(inv_race.f);
+	inv_race.f = NULL;
+	pr_info("rctest: invalidation during WRITEs (%d, %d of %d mid-stream): %d failed\n",
+		raced[0], raced[1], INV_TRIES, atomic_read(&failures) - before);
+}
+
+/*
  * SEND_WITH_INV naming a key the responder may not invalidate: a
  * fast-reg MR of another PD, the PD's DMA MR.  IBTA: the responder
  * answers with an Invalid Request NAK (requester: IB_WC_REM_INV_REQ_ERR),
@@ -2895,6 +3095,7 @@ static int __init rctest_init(void)
 		test_data_path();
 		test_fast_reg();
 		test_fast_reg_blocks();
+		test_inv_in_flight();
 		test_inv_errors();
 		test_atomics();
 		test_io_chain();
