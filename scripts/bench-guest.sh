@@ -599,7 +599,7 @@ st_run() {
 	nvme_*) st_fio "${test:5:-3}" "${ST_BLK[$impl]}" ;;
 	nfs_*)
 		[ $SECONDS -ge "$ST_GRACE_END" ] || sleep $((ST_GRACE_END - SECONDS))
-		if ! bounded 120 nfs_rdma_mount "$addr" "$ST_EXPORT" "$ST_MNT" 2>"$WORK/cli"; then
+		if ! bounded 120 nfs_rdma_mount "$addr" "$ST_MNT" 2>"$WORK/cli"; then
 			RESULT=fail
 		else
 			st_fio "${test:4:-3}" "$ST_MNT/seq"

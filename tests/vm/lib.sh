@@ -330,7 +330,9 @@ nfsd_start() {
 	local export=$1
 	mkdir -p /var/lib/nfs/v4recovery /var/lib/nfs/rpc_pipefs "$export" &&
 		mount -t tmpfs -o size=600m nfsrdma "$export" || return 1
-	echo "$export *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)" >/etc/exports
+	# fsid=0: the export is NFSv4's root; the guest's overlayfs root has
+	# no UUID for mountd to build a pseudo root from.
+	echo "$export *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" >/etc/exports
 	modprobe nfsd && modprobe rpcrdma || return 1
 	mountpoint -q $NFSD || mount -t nfsd nfsd $NFSD || return 1
 	echo "-2 -3 +4 +4.1 +4.2" >$NFSD/versions &&
@@ -351,11 +353,11 @@ nfsd_stop() {
 	umount $NFSD && umount "$1"
 }
 
-# nfs_rdma_mount ADDR EXPORT DIR: NFSv4.2 over RDMA (port 20049), and
-# check that it really is.
+# nfs_rdma_mount ADDR DIR: the export of nfsd_start (NFSv4's root) at
+# ADDR, NFSv4.2 over RDMA (port 20049), and check that it really is.
 nfs_rdma_mount() {
-	mkdir -p "$3" && timeout -k 5 120 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:$2" "$3" &&
-		grep " $3 " /proc/mounts | grep -q proto=rdma
+	mkdir -p "$2" && timeout -k 5 120 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$2" &&
+		grep " $2 " /proc/mounts | grep -q proto=rdma
 }
 
 # kmod_passed TAG [SUMMARY...]: the kernel log since the last dmesg -C

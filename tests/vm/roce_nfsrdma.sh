@@ -31,16 +31,16 @@ sum() { sha256sum "$1" | cut -d' ' -f1; }
 # made under `ip netns exec` lives in that command's mount namespace.
 client_copy() {
 	local pfx=$1 addr=$2 what=$3 t0=$SECONDS
-	log "$what: mount $addr:$EXPORT over RDMA, copy 256 MiB each way"
+	log "$what: mount $addr:/ ($EXPORT) over RDMA, copy 256 MiB each way"
 	# shellcheck disable=SC2016
 	$pfx timeout -k 10 400 bash -c '
 		. "$SOFTRNIC_ROOT/tests/vm/lib.sh"
 		set -e
-		nfs_rdma_mount "$1" "$2" "$3" || { echo "mount $1:$2 over RDMA failed"; exit 1; }
-		cp /tmp/nfs-up "$3/to-server.bin"
-		cp "$3/from-server.bin" /tmp/nfs-down
-		umount "$3"
-	' client "$addr" "$EXPORT" "$MNT" || die "$what: NFS/RDMA copy: status $?"
+		nfs_rdma_mount "$1" "$2" || { echo "mount $1:/ over RDMA failed"; exit 1; }
+		cp /tmp/nfs-up "$2/to-server.bin"
+		cp "$2/from-server.bin" /tmp/nfs-down
+		umount "$2"
+	' client "$addr" "$MNT" || die "$what: NFS/RDMA copy: status $?"
 	log "$what: both copies and the unmount took $((SECONDS - t0)) s"
 	assert_eq "$(sum "$EXPORT/to-server.bin")" "$UP" "$what: checksum on the server"
 	assert_eq "$(sum /tmp/nfs-down)" "$DOWN" "$what: checksum back on the client"

@@ -152,10 +152,16 @@ suite() {
 	retry_until 30 objects_back "$dev" "$base"
 }
 
-# io_moving: the namespace (new with each connection) has done some I/O.
+# io_moving: the controller's path to the namespace (new with each
+# connection) has done some I/O.  The path device, not the multipath
+# head: 6.1 counts no I/O on the head.
 io_moving() {
-	local r w
-	read -r r _ _ _ w _ <"/sys/block/${BLK#/dev/}/stat" && [ $((r + w)) -ge 32 ]
+	local f r w
+	for f in /sys/class/nvme/"$CTRL"/nvme*c*n1/stat "/sys/block/${BLK#/dev/}/stat"; do
+		[ -e "$f" ] || continue
+		read -r r _ _ _ w _ <"$f" && [ $((r + w)) -ge 32 ] && return 0
+	done
+	return 1
 }
 
 ctrl_not_live() { ! ctrl_live; }
