@@ -8,12 +8,22 @@
  *
  * runs every test at load time, logs "qtest: FAIL ..." per failed check
  * and ends with "qtest: done: N checks, M failed"; the module then stays
- * loaded doing nothing (rmmod it).  There is no wire yet, so network WQEs
- * stay posted; the tests use local operations (REG_MR, LOCAL_INV) to get
- * successful completions and flushes to get the rest.
+ * loaded doing nothing (rmmod it).  Both devices must be named.  The QPs'
+ * peers do not exist (on RoCE a made-up address nobody answers, iWARP has
+ * no transport yet), so network WQEs stay posted; the tests use local
+ * operations (REG_MR, LOCAL_INV) to get successful completions and
+ * flushes to get the rest.
+ *
+ * No check waits for time to pass: an expected event is waited for with a
+ * bound that fails the check, and "nothing (more) happened" is checked
+ * behind a barrier: a later completion of the same queue, which the
+ * driver produces in order, or for handler calls (which the CQ's tasklet
+ * makes after the CQE is visible) ib_destroy_cq, which delivers every
+ * call still owed before it returns.
  */
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/wait.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -35,17 +45,23 @@ static int checks, failures;
 		}							\
 	} while (0)
 
+/* How long an expected event may take before its check fails. */
+#define QT_WAIT_MS	2000
+
 static atomic_t comp_calls, cq_err_events, qp_fatal_events, sq_drained_events;
+static DECLARE_WAIT_QUEUE_HEAD(qt_events);
 
 static void qt_comp(struct ib_cq *cq, void *ctx)
 {
 	atomic_inc(&comp_calls);
+	wake_up(&qt_events);
 }
 
 static void qt_cq_event(struct ib_event *ev, void *ctx)
 {
 	if (ev->event == IB_EVENT_CQ_ERR)
 		atomic_inc(&cq_err_events);
+	wake_up(&qt_events);
 }
 
 static void qt_qp_event(struct ib_event *ev, void *ctx)
@@ -54,6 +70,15 @@ static void qt_qp_event(struct ib_event *ev, void *ctx)
 		atomic_inc(&qp_fatal_events);
 	if (ev->event == IB_EVENT_SQ_DRAINED)
 		atomic_inc(&sq_drained_events);
+	wake_up(&qt_events);
+}
+
+/* Until @count reaches @n; its value then, or at QT_WAIT_MS. */
+static int qt_wait_count(atomic_t *count, int n)
+{
+	wait_event_timeout(qt_events, atomic_read(count) >= n,
+			   msecs_to_jiffies(QT_WAIT_MS));
+	return atomic_read(count);
 }
 
 struct qt {
@@ -205,13 +230,23 @@ static int qt_poll(struct ib_cq *cq, struct ib_wc *wc, int want, int ms)
 	}
 }
 
-/* Nothing (more) arrives within a short while. */
-static bool qt_cq_quiet(struct ib_cq *cq)
+/* Until @qp is in @want, or QT_WAIT_MS; the state then. */
+static enum ib_qp_state qt_wait_state(struct ib_qp *qp, enum ib_qp_state want)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(QT_WAIT_MS);
+	enum ib_qp_state st;
+
+	while ((st = qt_state(qp)) != want && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	return st;
+}
+
+/* The next CQE of @cq is @wr_id (waited for), with nothing before it. */
+static bool qt_next_is(struct ib_cq *cq, u64 wr_id)
 {
 	struct ib_wc wc;
 
-	msleep(50);
-	return ib_poll_cq(cq, 1, &wc) == 0;
+	return qt_poll(cq, &wc, 1, QT_WAIT_MS) == 1 && wc.wr_id == wr_id;
 }
 
 static int qt_post_send(struct ib_qp *qp, enum ib_wr_opcode op, u64 wr_id,
@@ -385,6 +420,7 @@ static void test_states(struct qt *t)
 {
 	struct ib_cq *cq = qt_cq(t, 8);
 	struct ib_qp_init_attr qinit;
+	struct ib_wc wc[1];
 	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS };
 	struct ib_qp *qp;
 	int i;
@@ -449,11 +485,9 @@ static void test_states(struct qt *t)
 	a.en_sqd_async_notify = 1;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE |
 			 (t->roce ? IB_QP_EN_SQD_ASYNC_NOTIFY : 0)), "to SQD");
-	if (t->roce) {
-		msleep(50);
-		CHECK(atomic_read(&sq_drained_events) == 1, "SQ_DRAINED %d",
+	if (t->roce)
+		CHECK(qt_wait_count(&sq_drained_events, 1) == 1, "SQ_DRAINED %d",
 		      atomic_read(&sq_drained_events));
-	}
 	a.qp_state = IB_QPS_RTS;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "SQD->RTS");
 	/*
@@ -463,14 +497,19 @@ static void test_states(struct qt *t)
 	CHECK(!qt_post_recv(qp, 500) && !qt_post_recv(qp, 501), "recvs");
 	a.qp_state = IB_QPS_ERR;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "to ERR");
-	for (i = 0; i < 100 && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+	for (i = 0; i < QT_WAIT_MS && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
 				IB_CQ_REPORT_MISSED_EVENTS) <= 0; i++)
-		msleep(10);
-	CHECK(i < 100, "flushed receives in the CQ");
+		usleep_range(1000, 2000);
+	CHECK(i < QT_WAIT_MS, "flushed receives in the CQ");
 	a.qp_state = IB_QPS_RESET;
 	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "to RESET");
-	CHECK(qt_cq_quiet(cq), "RESET purged the QP's CQEs");
+	CHECK(ib_poll_cq(cq, 1, wc) == 0, "RESET purged the QP's CQEs");
 	CHECK(!qt_to_rts(t, qp), "RESET->...->RTS again");
+	/* Nor does one of them come late: the new life's flush comes first. */
+	CHECK(!qt_post_recv(qp, 502), "recv");
+	a.qp_state = IB_QPS_ERR;
+	CHECK(!qt_modify(qp, &a, IB_QP_STATE), "to ERR again");
+	CHECK(qt_next_is(cq, 502), "first CQE after RESET is the new life's");
 	ib_destroy_qp(qp);
 out_cq:
 	ib_destroy_cq(cq);
@@ -527,7 +566,7 @@ static void test_post_rules_and_flush(struct qt *t)
 	err = ib_post_send(qp, &wrs[1].wr, &bad);
 	CHECK(err == -EINVAL && bad == &wrs[1].wr, "bad opcode: %d", err);
 
-	/* Fill the SQ (no wire: the sends stay posted). */
+	/* Fill the SQ (nobody answers: the sends stay posted). */
 	for (i = 1; i < 128; i++) {
 		enum ib_wr_opcode op = i % 3 == 0 ? IB_WR_RDMA_WRITE :
 				       i % 3 == 1 ? IB_WR_RDMA_READ : IB_WR_SEND;
@@ -539,7 +578,11 @@ static void test_post_rules_and_flush(struct qt *t)
 	wrs[1].wr.wr_id = 128;
 	err = ib_post_send(qp, &wrs[1].wr, &bad);
 	CHECK(err == -ENOMEM && bad == &wrs[1].wr, "SQ full: %d", err);
-	CHECK(qt_cq_quiet(scq), "no completion without a wire");
+	/*
+	 * Nothing completed: the flushes below are all 128, in order, so a
+	 * send completing before the flush (late or not) fails them.
+	 */
+	CHECK(ib_poll_cq(scq, 1, wc) == 0, "no completion without a peer");
 
 	/* To ERR: everything flushes, signaled or not, in order. */
 	{
@@ -579,7 +622,10 @@ static void test_post_rules_and_flush(struct qt *t)
 	n = qt_poll(rcq, wc, 1, 500);
 	CHECK(n == 1 && wc[0].wr_id == 600 &&
 	      wc[0].status == IB_WC_WR_FLUSH_ERR, "ERR recv: %d", n);
-	CHECK(qt_cq_quiet(scq) && qt_cq_quiet(rcq), "nothing more");
+	/* Nothing more, not even late: markers posted now come next. */
+	CHECK(!qt_post_send(qp, IB_WR_SEND, 502, 0) && !qt_post_recv(qp, 601),
+	      "markers");
+	CHECK(qt_next_is(scq, 502) && qt_next_is(rcq, 601), "nothing more");
 	CHECK(atomic_read(&qp_fatal_events) == 0, "no QP_FATAL");
 	ib_destroy_qp(qp);
 out:
@@ -626,7 +672,10 @@ static void test_local_ops(struct qt *t)
 	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
 	CHECK(!qt_reg(qp, &m, 3, 0), "REG_MR unsignaled");
 	CHECK(!qt_inv(qp, m.mr->rkey, 4, 0), "LOCAL_INV unsignaled");
-	CHECK(qt_cq_quiet(cq), "no CQE for unsignaled successes");
+	/* The signaled one after them completes first. */
+	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
+	CHECK(!qt_reg(qp, &m, 40, IB_SEND_SIGNALED), "REG_MR signaled");
+	CHECK(qt_next_is(cq, 40), "no CQE for unsignaled successes");
 
 	/*
 	 * Invalidating a bad key fails: error CQE (even unsignaled), QP to
@@ -639,8 +688,8 @@ static void test_local_ops(struct qt *t)
 	      wc[0].status != IB_WC_WR_FLUSH_ERR &&
 	      wc[0].opcode == IB_WC_LOCAL_INV, "failed LOCAL_INV: %d %d", n,
 	      wc[0].status);
-	msleep(50);
-	CHECK(qt_state(qp) == IB_QPS_ERR, "QP in ERR: %d", qt_state(qp));
+	CHECK(qt_wait_state(qp, IB_QPS_ERR) == IB_QPS_ERR, "QP in ERR: %d",
+	      qt_state(qp));
 	CHECK(atomic_read(&qp_fatal_events) == 0, "error CQE is not fatal");
 	ib_destroy_qp(qp);
 out_mr:
@@ -669,14 +718,23 @@ static void test_sig_all_and_purge(struct qt *t)
 		CHECK(0, "QPs");
 		goto out_mr;
 	}
-	/* IB_SIGNAL_ALL_WR: unsignaled WRs complete too. */
-	CHECK(!qt_reg(a, &ma, 10, 0) && !qt_inv(a, ma.mr->rkey, 11, 0),
-	      "post on A");
-	CHECK(!qt_reg(b, &mb, 20, IB_SEND_SIGNALED), "post on B");
-	msleep(100);
+	/*
+	 * IB_SIGNAL_ALL_WR: unsignaled WRs complete too.  Each CQE is known
+	 * to be in the CQ, unpolled, when the handler armed for it ran.
+	 */
+	atomic_set(&comp_calls, 0);
+	CHECK(!ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
+	      !qt_reg(a, &ma, 10, 0) && qt_wait_count(&comp_calls, 1) == 1,
+	      "A's REG_MR CQE");
+	CHECK(!ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
+	      !qt_inv(a, ma.mr->rkey, 11, 0) &&
+	      qt_wait_count(&comp_calls, 2) == 2, "A's LOCAL_INV CQE");
+	CHECK(!ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
+	      !qt_reg(b, &mb, 20, IB_SEND_SIGNALED) &&
+	      qt_wait_count(&comp_calls, 3) == 3, "B's CQE");
 	/* Destroying A takes its CQEs out of the CQ. */
 	ib_destroy_qp(a);
-	n = qt_poll(cq, wc, 8, 100);
+	n = ib_poll_cq(cq, 8, wc);
 	CHECK(n == 1 && wc[0].wr_id == 20 && wc[0].qp == b,
 	      "only B's CQE left: %d", n);
 	ib_destroy_qp(b);
@@ -685,6 +743,9 @@ out_mr:
 	qt_mr_free(&mb);
 out_cq:
 	ib_destroy_cq(cq);
+	/* Every call owed was made before destroy returned: three, no more. */
+	CHECK(atomic_read(&comp_calls) == 3, "handler calls: %d",
+	      atomic_read(&comp_calls));
 }
 
 static void test_arm_overflow_resize(struct qt *t)
@@ -707,30 +768,54 @@ static void test_arm_overflow_resize(struct qt *t)
 		return;
 	}
 
+	/*
+	 * A handler call comes after its CQE is visible, from the CQ's
+	 * tasklet: the expected ones are waited for, and once the CQ is
+	 * destroyed (below) the total must be exactly what was expected,
+	 * so a wrong call fails even if it comes late.
+	 */
 	/* Not armed: no handler call. */
 	atomic_set(&comp_calls, 0);
 	CHECK(!qt_reg(qp, &m, 1, IB_SEND_SIGNALED), "reg");
-	CHECK(qt_poll(cq, wc, 1, 500) == 1, "CQE");
+	CHECK(!qt_inv(qp, m.mr->rkey, 2, IB_SEND_SIGNALED), "inv");
+	CHECK(qt_poll(cq, wc, 2, QT_WAIT_MS) == 2, "CQEs");
 	CHECK(atomic_read(&comp_calls) == 0, "unarmed: %d",
 	      atomic_read(&comp_calls));
-	/* Armed: exactly one call, then disarmed. */
+	/* Armed: exactly one call (3), then disarmed (4, 5). */
 	CHECK(ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) == 0, "arm");
-	CHECK(!qt_inv(qp, m.mr->rkey, 2, IB_SEND_SIGNALED), "inv");
-	msleep(50);
-	CHECK(atomic_read(&comp_calls) == 1, "armed: %d",
-	      atomic_read(&comp_calls));
 	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
 	CHECK(!qt_reg(qp, &m, 3, IB_SEND_SIGNALED), "reg");
-	msleep(50);
+	CHECK(qt_wait_count(&comp_calls, 1) == 1, "armed: %d",
+	      atomic_read(&comp_calls));
+	CHECK(!qt_inv(qp, m.mr->rkey, 4, IB_SEND_SIGNALED), "inv");
+	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
+	CHECK(!qt_reg(qp, &m, 5, IB_SEND_SIGNALED), "reg");
+	n = qt_poll(cq, wc, 3, QT_WAIT_MS);
+	CHECK(n == 3 && wc[0].wr_id == 3 && wc[2].wr_id == 5, "CQEs: %d", n);
 	CHECK(atomic_read(&comp_calls) == 1, "one shot: %d",
 	      atomic_read(&comp_calls));
-	/* Two CQEs pending: REPORT_MISSED_EVENTS says so. */
+
+	/*
+	 * Three CQEs pending (wr_id 2, 3, 4 again), each known to be in the
+	 * CQ when the handler armed for it ran; REPORT_MISSED_EVENTS (which
+	 * arms too) says they are there.
+	 */
+	CHECK(ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) == 0, "arm");
+	CHECK(!qt_inv(qp, m.mr->rkey, 2, IB_SEND_SIGNALED), "inv");
+	CHECK(qt_wait_count(&comp_calls, 2) == 2, "CQE 2: %d",
+	      atomic_read(&comp_calls));
 	CHECK(ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
 			       IB_CQ_REPORT_MISSED_EVENTS) > 0, "missed");
-
-	/* Resize with 2 pending (wr_id 2, 3): both survive, in order. */
+	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
+	CHECK(!qt_reg(qp, &m, 3, IB_SEND_SIGNALED), "reg");
+	CHECK(qt_wait_count(&comp_calls, 3) == 3, "CQE 3: %d",
+	      atomic_read(&comp_calls));
+	CHECK(ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) == 0, "arm");
 	CHECK(!qt_inv(qp, m.mr->rkey, 4, IB_SEND_SIGNALED), "inv");
-	msleep(50);
+	CHECK(qt_wait_count(&comp_calls, 4) == 4, "CQE 4: %d",
+	      atomic_read(&comp_calls));
+
+	/* Resize with them pending: all survive, in order. */
 	CHECK(!ib_resize_cq(cq, 8), "resize to 8");
 	CHECK(cq->cqe == 8, "cqe %d", cq->cqe);
 	CHECK(ib_resize_cq(cq, 2), "resize below the pending count");
@@ -741,27 +826,32 @@ static void test_arm_overflow_resize(struct qt *t)
 		      "order %d: %llu", i, wc[i].wr_id);
 	CHECK(!ib_resize_cq(cq, 2) && cq->cqe == 2, "shrink when empty");
 
-	/* Solicited-only arm: successes do not wake, errors do. */
-	atomic_set(&comp_calls, 0);
+	/* Solicited-only arm: successes do not wake (5, 6) ... */
 	CHECK(ib_req_notify_cq(cq, IB_CQ_SOLICITED) == 0, "arm solicited");
 	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
 	CHECK(!qt_reg(qp, &m, 5, IB_SEND_SIGNALED), "reg");
-	CHECK(qt_poll(cq, wc, 1, 500) == 1, "CQE");
-	CHECK(atomic_read(&comp_calls) == 0, "success vs solicited");
-	CHECK(!qt_inv(qp, 0xdead00, 6, IB_SEND_SIGNALED), "bad inv");
-	CHECK(qt_poll(cq, wc, 1, 500) == 1 && wc[0].status != IB_WC_SUCCESS,
-	      "error CQE");
-	CHECK(atomic_read(&comp_calls) == 1, "error wakes solicited: %d",
+	CHECK(!qt_inv(qp, m.mr->rkey, 6, IB_SEND_SIGNALED), "inv");
+	CHECK(qt_poll(cq, wc, 2, QT_WAIT_MS) == 2, "CQEs");
+	CHECK(atomic_read(&comp_calls) == 4, "success vs solicited: %d",
+	      atomic_read(&comp_calls));
+	/* ... errors do (the MR registered again for the overflow below). */
+	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
+	CHECK(!qt_reg(qp, &m, 61, 0), "reg");
+	CHECK(!qt_inv(qp, 0xdead00, 60, IB_SEND_SIGNALED), "bad inv");
+	CHECK(qt_poll(cq, wc, 1, QT_WAIT_MS) == 1 &&
+	      wc[0].status != IB_WC_SUCCESS, "error CQE");
+	CHECK(qt_wait_count(&comp_calls, 5) == 5, "error wakes solicited: %d",
 	      atomic_read(&comp_calls));
 
-	/* Overflow: a 1-entry CQ takes one CQE, then goes to error. */
+	/*
+	 * Overflow: a 1-entry CQ takes one CQE (7), then goes to error (8,
+	 * on the same SQ, so after 7).
+	 */
 	atomic_set(&cq_err_events, 0);
 	CHECK(!qt_inv(qp2, m.mr->rkey, 7, IB_SEND_SIGNALED), "inv");
-	msleep(50);
 	ib_update_fast_reg_key(m.mr, ib_inc_rkey(m.mr->rkey));
 	CHECK(!qt_reg(qp2, &m, 8, IB_SEND_SIGNALED), "reg");
-	msleep(50);
-	CHECK(atomic_read(&cq_err_events) == 1, "CQ_ERR: %d",
+	CHECK(qt_wait_count(&cq_err_events, 1) == 1, "CQ_ERR: %d",
 	      atomic_read(&cq_err_events));
 	n = qt_poll(tiny, wc, 4, 50);
 	CHECK(n == 1 && wc[0].wr_id == 7, "first CQE kept: %d", n);
@@ -771,6 +861,9 @@ static void test_arm_overflow_resize(struct qt *t)
 	qt_mr_free(&m);
 	ib_destroy_cq(cq);
 	ib_destroy_cq(tiny);
+	/* Calls still owed came before destroy returned: none was wrong. */
+	CHECK(atomic_read(&comp_calls) == 5, "handler calls in all: %d",
+	      atomic_read(&comp_calls));
 }
 
 static void test_srq(struct qt *t)
@@ -785,7 +878,6 @@ static void test_srq(struct qt *t)
 	struct ib_cq *cq;
 	struct ib_srq *srq;
 	struct ib_qp *qp;
-	struct ib_wc wc;
 	int i, err;
 
 	srq = ib_create_srq(t->pd, &init);
@@ -824,11 +916,15 @@ static void test_srq(struct qt *t)
 		CHECK(!qt_to_rts(t, qp), "RTS");
 		CHECK(qt_post_recv(qp, 1) == -EINVAL, "post_recv on SRQ QP");
 		CHECK(!qt_modify(qp, &qa, IB_QP_STATE), "ERR");
-		msleep(50);
-		CHECK(ib_poll_cq(cq, 1, &wc) == 0, "SRQ WRs are not flushed");
+		/* A send posted now is flushed after whatever ERR flushed. */
+		CHECK(!qt_post_send(qp, IB_WR_SEND, 100, 0), "send in ERR");
+		CHECK(qt_next_is(cq, 100), "SRQ WRs are not flushed");
 		ib_destroy_qp(qp);
 	}
 	ib_destroy_cq(cq);
+	/* ... nor taken: the SRQ is still full. */
+	CHECK(ib_post_srq_recv(srq, &wrs[16], &bad) == -ENOMEM,
+	      "SRQ still full");
 out:
 	ib_destroy_srq(srq);
 }
