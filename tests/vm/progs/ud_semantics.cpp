@@ -4,7 +4,7 @@
  * process (the loopback path), over an IPv4 or (-6) IPv6 GID.  Used by
  * tests/vm/roce_ud_semantics.sh.  Public verbs API only.
  *
- *   softrnic-udsem -d DEV [-6] [--timeout S]
+ *   softrnic-udsem -d DEV [-6] [--timeout S] [--gone IP --unroute CMD]
  *
  * Cases, each on fresh QPs:
  *  grh: SEND_WITH_IMM with SOLICITED: byte_len is 40 + payload, wc_flags
@@ -24,10 +24,21 @@
  *  srq: a UD QP on an SRQ receives into it.
  *  sge: a SEND gathered from 3 SGEs lands scattered over 3 SGEs.
  *  many: 200 datagrams in one go, every one delivered intact.
+ *  noroute: ibv_create_ah() to a GID with no route (TEST-NET-1 /
+ *   2001:db8::/32) fails with a clear errno (ib_core says ETIMEDOUT)
+ *   within 5 s.
+ *  noneigh: an AH to an on-link GID nobody answers for (10.0.0.77 /
+ *   fd00::77) either fails to be created with a clear errno, or sends on
+ *   it complete (the datagrams are lost in the neighbour layer).
+ *  gone (with --gone IP --unroute CMD): an AH to IP, which has a route
+ *   and a neighbour entry, sends; then CMD (run with system()) takes the
+ *   route away, and 10 more sends on the same AH all complete with
+ *   success: the datagrams are dropped and counted (tx_drop_no_route).
  *
  * Output: one line per case, "udsem: case NAME ok" or "... FAILED: why",
  * and last "udsem: N cases ok, N failed".  Exit 0 only if all passed.
  */
+#include <arpa/inet.h>
 #include <cinttypes>
 #include <functional>
 #include <getopt.h>
@@ -74,6 +85,7 @@ struct Env {
 	std::vector<uint8_t> mem;
 	MrPtr mr;
 	bool ipv6 = false;
+	std::string gone_ip, unroute_cmd;
 };
 
 Env env;
@@ -130,7 +142,7 @@ Ud make_ud(bool with_srq = false)
 	return u;
 }
 
-AhPtr make_ah(const ibv_gid &dgid)
+ibv_ah_attr ah_attr(const ibv_gid &dgid)
 {
 	ibv_ah_attr aa{};
 	aa.is_global = 1;
@@ -138,6 +150,12 @@ AhPtr make_ah(const ibv_gid &dgid)
 	aa.grh.sgid_index = (uint8_t)env.gid_index;
 	aa.grh.hop_limit = 64;
 	aa.port_num = 1;
+	return aa;
+}
+
+AhPtr make_ah(const ibv_gid &dgid)
+{
+	ibv_ah_attr aa = ah_attr(dgid);
 	AhPtr ah(ibv_create_ah(env.pd.get(), &aa));
 	if (!ah)
 		fatal("ibv_create_ah: %s", std::strerror(errno));
@@ -454,17 +472,90 @@ void case_many()
 	}
 }
 
+/* The GID of IP address @ip (IPv4 as v4-mapped), in env's IP version. */
+ibv_gid ip_gid(const char *ip)
+{
+	ibv_gid g{};
+	if (env.ipv6) {
+		if (inet_pton(AF_INET6, ip, g.raw) != 1)
+			fatal("bad IPv6 address %s", ip);
+	} else {
+		g.raw[10] = g.raw[11] = 0xff;
+		if (inet_pton(AF_INET, ip, g.raw + 12) != 1)
+			fatal("bad IPv4 address %s", ip);
+	}
+	return g;
+}
+
+void case_noroute()
+{
+	ibv_ah_attr aa = ah_attr(ip_gid(env.ipv6 ? "2001:db8::1" : "192.0.2.1"));
+	double t0 = now_s();
+	errno = 0;
+	AhPtr ah(ibv_create_ah(env.pd.get(), &aa));
+	int e = errno;
+	if (ah)
+		check_failed("ibv_create_ah to a GID without a route succeeded");
+	/* ib_core's ib_resolve_eth_dmac answers ETIMEDOUT, for rxe as for us */
+	if (e != ENETUNREACH && e != EHOSTUNREACH && e != ETIMEDOUT)
+		check_failed("ibv_create_ah without a route: errno %d (%s)", e, std::strerror(e));
+	if (now_s() - t0 > 5)
+		check_failed("ibv_create_ah without a route took %.1f s", now_s() - t0);
+	msg("noroute: %s", std::strerror(e));
+}
+
+void case_noneigh()
+{
+	Ud a = make_ud();
+	ibv_ah_attr aa = ah_attr(ip_gid(env.ipv6 ? "fd00::77" : "10.0.0.77"));
+	for (int attempt = 0; attempt < 2; attempt++) {
+		errno = 0;
+		AhPtr ah(ibv_create_ah(env.pd.get(), &aa));
+		if (!ah) {
+			int e = errno;
+			if (!e || e == ENOMEM || e == EFAULT)
+				check_failed(
+				    "ibv_create_ah to an unresolved neighbour: errno %d (%s)", e,
+				    std::strerror(e));
+			msg("noneigh: ibv_create_ah fails: %s", std::strerror(e));
+			continue;
+		}
+		post_send(a.qp.get(), ah.get(), 0x123, QKEY, {sge(0, 64)}, 1);
+		ibv_wc wc = wait_wc(a.cq.get(), 1, "send to an unresolved neighbour");
+		msg("noneigh: AH created, send completes: %s", ibv_wc_status_str(wc.status));
+	}
+}
+
+void case_gone()
+{
+	Ud a = make_ud();
+	AhPtr ah = make_ah(ip_gid(env.gone_ip.c_str()));
+	post_send(a.qp.get(), ah.get(), 0x123, QKEY, {sge(0, 64)}, 1);
+	expect_status(wait_wc(a.cq.get(), 1, "send while routed"), IBV_WC_SUCCESS,
+		      "send while routed");
+	if (int rc = std::system(env.unroute_cmd.c_str()))
+		check_failed("'%s': status %d", env.unroute_cmd.c_str(), rc);
+	constexpr int N = 10;
+	for (int i = 0; i < N; i++)
+		post_send(a.qp.get(), ah.get(), 0x123, QKEY, {sge(0, 64)}, 100 + i);
+	auto s = poll_n(a.cq.get(), N, 5000);
+	if (s.size() != N)
+		check_failed("%zu of %d sends without a route completed", s.size(), N);
+	for (const auto &wc : s)
+		expect_status(wc, IBV_WC_SUCCESS, "send without a route");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	std::string dev;
 	double timeout = 120;
-	static const option opts[] = {{"dev", required_argument, nullptr, 'd'},
-				      {"ipv6", no_argument, nullptr, '6'},
-				      {"timeout", required_argument, nullptr, 't'},
-				      {}};
-	for (int c; (c = getopt_long(argc, argv, "d:6t:", opts, nullptr)) != -1;) {
+	static const option opts[] = {
+	    {"dev", required_argument, nullptr, 'd'},	  {"ipv6", no_argument, nullptr, '6'},
+	    {"timeout", required_argument, nullptr, 't'}, {"gone", required_argument, nullptr, 'g'},
+	    {"unroute", required_argument, nullptr, 'u'}, {}};
+	for (int c; (c = getopt_long(argc, argv, "d:6t:g:u:", opts, nullptr)) != -1;) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -475,12 +566,19 @@ int main(int argc, char **argv)
 		case 't':
 			timeout = std::atof(optarg);
 			break;
+		case 'g':
+			env.gone_ip = optarg;
+			break;
+		case 'u':
+			env.unroute_cmd = optarg;
+			break;
 		default:
-			fatal("usage: softrnic-udsem -d DEV [-6] [--timeout S]");
+			fatal("usage: softrnic-udsem -d DEV [-6] [--timeout S] [--gone IP "
+			      "--unroute CMD]");
 		}
 	}
 	if (dev.empty())
-		fatal("usage: softrnic-udsem -d DEV [-6] [--timeout S]");
+		fatal("usage: softrnic-udsem -d DEV [-6] [--timeout S] [--gone IP --unroute CMD]");
 	log_prefix = "udsem";
 	deadline.set(timeout);
 
@@ -502,11 +600,17 @@ int main(int argc, char **argv)
 	    env.mtu);
 
 	const std::pair<const char *, std::function<void()>> cases[] = {
-	    {"grh", case_grh}, {"zero", case_zero}, {"qkey", case_qkey}, {"short", case_short},
-	    {"mtu", case_mtu}, {"srq", case_srq},   {"sge", case_sge},	 {"many", case_many},
+	    {"grh", case_grh},	       {"zero", case_zero}, {"qkey", case_qkey},
+	    {"short", case_short},     {"mtu", case_mtu},   {"srq", case_srq},
+	    {"sge", case_sge},	       {"many", case_many}, {"noroute", case_noroute},
+	    {"noneigh", case_noneigh},
 	};
+	std::vector<std::pair<const char *, std::function<void()>>> run(std::begin(cases),
+									std::end(cases));
+	if (!env.gone_ip.empty())
+		run.emplace_back("gone", case_gone);
 	int ok = 0, failed = 0;
-	for (const auto &[name, fn] : cases) {
+	for (const auto &[name, fn] : run) {
 		try {
 			fn();
 			msg("case %s ok", name);
