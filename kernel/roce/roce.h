@@ -388,6 +388,8 @@ void roce_loop_init(void);
 void roce_loop_exit(void);
 bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
 		    struct sk_buff *skb);
+bool roce_loop_drain_begin(bool outer);
+void roce_loop_drain(void);
 
 /* roce_steer.c */
 int roce_steer_init(void);

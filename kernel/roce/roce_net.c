@@ -803,6 +803,7 @@ int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
 	struct net_device *ndev = qp->sdev->netdev;
 	u32 segs = skb_shinfo(skb)->gso_segs ?: 1;
 	u32 len = skb->len;
+	bool outer, drain;
 	int err;
 
 	if (!path->valid) {
@@ -810,8 +811,11 @@ int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
 		err = -EHOSTUNREACH;
 		goto out;
 	}
+	/* Task context, BH on: nothing of ours is held (see roce_loop.c). */
+	outer = !in_interrupt();
 	/* BH off: the route cache is per CPU. */
 	local_bh_disable();
+	drain = roce_loop_drain_begin(outer);
 	rcu_read_lock();
 	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED) {
 		kfree_skb(skb);
@@ -822,6 +826,8 @@ int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
 		err = roce_xmit4(dev_net(ndev), qp, path, cache, rqp, skb);
 	}
 	rcu_read_unlock();
+	if (drain)
+		roce_loop_drain();
 	local_bh_enable();
 out:
 	if (err) {
