@@ -24,16 +24,20 @@
 #define SOFTRNIC_QPN_MAX	0xffffffU	/* 24-bit QPNs */
 #define SOFTRNIC_GSI_QPN	1
 
+/*
+ * Every received packet looks its QP up: no lock, only RCU.  A QP found
+ * here is still allocated (destroy_qp waits a grace period after taking
+ * it out of qp_xa), and usable if its count was not zero yet.
+ */
 struct softrnic_qp *softrnic_qp_get(struct softrnic_dev *sdev, u32 qpn)
 {
 	struct softrnic_qp *qp;
-	unsigned long flags;
 
-	xa_lock_irqsave(&sdev->qp_xa, flags);
+	rcu_read_lock();
 	qp = xa_load(&sdev->qp_xa, qpn);
 	if (qp && !refcount_inc_not_zero(&qp->ref))
 		qp = NULL;
-	xa_unlock_irqrestore(&sdev->qp_xa, flags);
+	rcu_read_unlock();
 	return qp;
 }
 
@@ -274,6 +278,8 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Type 2 MWs bound to this QPN must not serve a later QP. */
 	softrnic_mw_qp_destroyed(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	/* A lockless softrnic_qp_get() may still be looking at the QP. */
+	synchronize_rcu();
 
 	softrnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
