@@ -379,14 +379,30 @@ void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
 
 /* roce_net.c */
 void roce_rcv_steered(struct softrnic_qp *qp, struct sk_buff *skb);
-void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff);
+void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff,
+		 bool looped);
 struct net_device *roce_addr_dev(struct net *net, const struct sk_buff *skb);
 struct roce_dev *roce_dev_of(struct net *net, const struct net_device *ndev);
+
+/*
+ * What the receive path knows of a packet beyond its bytes, in skb->cb
+ * from roce_rcv_ip() on (nothing below us uses cb then).
+ */
+struct roce_skb_cb {
+	bool looped;	/* from our own transmit (roce_loop.c): no ICRC */
+};
+
+static inline struct roce_skb_cb *roce_skb_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct roce_skb_cb) > sizeof(skb->cb));
+	return (struct roce_skb_cb *)skb->cb;
+}
 
 /* roce_loop.c */
 void roce_loop_init(void);
 void roce_loop_exit(void);
-bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
+struct net_device *roce_loop_dev(struct net *net, const struct sk_buff *skb);
+void roce_loop_xmit(struct softrnic_qp *qp, struct net_device *ndev,
 		    struct sk_buff *skb);
 bool roce_loop_drain_begin(bool outer);
 void roce_loop_drain(void);

@@ -60,25 +60,36 @@ static unsigned int roce_loop_queue_max(void)
 }
 
 /*
- * @skb of @qp (IP header at ->data, built, ICRC in place) is routed to
- * this host.  Take it if its destination is one of our devices; false
- * if not (the caller sends it through the stack).  BH off, RCU held.
+ * @skb (IP header at ->data, addresses filled in) is routed to this
+ * host: the netdev of its destination if that has a roce device (the
+ * packet is ours to loop), or NULL (it goes through the stack).  RCU
+ * held.
  */
-bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
+struct net_device *roce_loop_dev(struct net *net, const struct sk_buff *skb)
+{
+	struct net_device *ndev = roce_addr_dev(net, skb);
+
+	return ndev && roce_dev_of(net, ndev) ? ndev : NULL;
+}
+
+/*
+ * Queue @skb of @qp (built, IPCB cleared) for @ndev from roce_loop_dev().
+ * No ICRC: the packet never leaves this host's memory, so there is no
+ * wire whose corruption it could catch, and the receiver knows (cb) it
+ * comes from here, not from the network.  Consumes @skb.  BH off, RCU
+ * held.
+ */
+void roce_loop_xmit(struct softrnic_qp *qp, struct net_device *ndev,
 		    struct sk_buff *skb)
 {
 	struct roce_loop *lp = this_cpu_ptr(&roce_loop);
-	struct net_device *ndev;
 
-	ndev = roce_addr_dev(net, skb);
-	if (!ndev || !roce_dev_of(net, ndev))
-		return false;
 	if (unlikely(skb_queue_len(&lp->queue) >= roce_loop_queue_max())) {
 		/* A full ring: a loss, which retransmission repairs. */
 		roce_count(qp->sdev, ROCE_CNT_DROP_LOOP_FULL,
 			   skb_shinfo(skb)->gso_segs ?: 1);
 		kfree_skb(skb);
-		return true;
+		return;
 	}
 	roce_count(qp->sdev, ROCE_CNT_TX_LOOPED,
 		   skb_shinfo(skb)->gso_segs ?: 1);
@@ -89,7 +100,6 @@ bool roce_loop_xmit(struct softrnic_qp *qp, struct net *net,
 	__skb_queue_tail(&lp->queue, skb);
 	if (!lp->drain_here)
 		napi_schedule(&lp->napi);
-	return true;
 }
 
 static void roce_loop_rcv(struct sk_buff *skb)
@@ -104,7 +114,7 @@ static void roce_loop_rcv(struct sk_buff *skb)
 	if (rdev) {
 		thoff = skb->protocol == htons(ETH_P_IP) ? ip_hdrlen(skb) :
 							   sizeof(struct ipv6hdr);
-		roce_rcv_ip(rdev, skb, thoff);
+		roce_rcv_ip(rdev, skb, thoff, true);
 	} else {
 		kfree_skb(skb);
 	}

@@ -163,15 +163,21 @@ static bool roce_rcv_check(struct softrnic_dev *sdev, struct sk_buff *skb,
 	u8 icrc_buf[ROCE_ICRC_LEN];
 	int err;
 
-	if (skb_copy_bits(skb, skb->len - ROCE_ICRC_LEN, icrc_buf,
-			  sizeof(icrc_buf)))
-		goto drop;
-	wire_icrc = roce_icrc_get(icrc_buf);
-	icrc = roce_icrc_compute(skb_network_header(skb), ipv6, skb, bth_off,
-				 len);
-	if (icrc != wire_icrc) {
-		roce_count(sdev, ROCE_CNT_DROP_ICRC, 1);
-		goto drop;
+	/*
+	 * The ICRC first: nothing of a corrupt packet is looked at.  A
+	 * packet looped by this host has none (roce_loop_xmit()).
+	 */
+	if (!roce_skb_cb(skb)->looped) {
+		if (skb_copy_bits(skb, skb->len - ROCE_ICRC_LEN, icrc_buf,
+				  sizeof(icrc_buf)))
+			goto drop;
+		wire_icrc = roce_icrc_get(icrc_buf);
+		icrc = roce_icrc_compute(skb_network_header(skb), ipv6, skb,
+					 bth_off, len);
+		if (icrc != wire_icrc) {
+			roce_count(sdev, ROCE_CNT_DROP_ICRC, 1);
+			goto drop;
+		}
 	}
 	err = roce_parse(skb->data + bth_off, len, pkt);
 	if (err) {
@@ -335,6 +341,7 @@ truncated:
 static void roce_rcv_gso(struct roce_dev *rdev, struct sk_buff *skb)
 {
 	struct sk_buff *segs, *seg, *next;
+	bool looped;
 
 	segs = __skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM, false);
 	if (IS_ERR_OR_NULL(segs)) {
@@ -343,9 +350,11 @@ static void roce_rcv_gso(struct roce_dev *rdev, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
+	looped = roce_skb_cb(skb)->looped;
 	consume_skb(skb);
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
+		roce_skb_cb(seg)->looped = looped;
 		roce_rcv_udp(rdev, seg, skb_transport_offset(seg));
 	}
 }
@@ -389,8 +398,10 @@ static struct roce_dev *roce_rcv_dev(struct net *net, struct roce_ns *rns,
  * A packet for @rdev, @skb->data at its IP header, the UDP header at
  * @thoff from there: the device's from here on.  RCU held, BH off.
  */
-void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff)
+void roce_rcv_ip(struct roce_dev *rdev, struct sk_buff *skb, u32 thoff,
+		 bool looped)
 {
+	roce_skb_cb(skb)->looped = looped;
 	nf_reset_ct(skb);
 	skb_set_transport_header(skb, skb_network_offset(skb) + thoff);
 	if (skb_is_gso(skb))
@@ -435,7 +446,7 @@ static unsigned int roce_nf_in(void *priv, struct sk_buff *skb,
 	rdev = roce_rcv_dev(state->net, rns, skb, state->in);
 	if (!rdev)
 		return NF_ACCEPT;
-	roce_rcv_ip(rdev, skb, thoff);
+	roce_rcv_ip(rdev, skb, thoff, false);
 	return NF_STOLEN;
 }
 
@@ -610,7 +621,7 @@ static void roce_batch_icrc(const u8 *l3, u32 l3_len, bool ipv6, u8 *udp_bth,
  * (CHECKSUM_PARTIAL): __udp_gso_segment() requires it, and the ICRC does
  * not cover it.
  */
-static void roce_batch_finish(struct sk_buff *skb, bool ipv6)
+static void roce_batch_finish(struct sk_buff *skb, bool ipv6, bool icrc)
 {
 	struct skb_shared_info *si = skb_shinfo(skb);
 	u32 l3_len = ipv6 ? ROCE_IPV6_HDR_LEN : ROCE_IPV4_HDR_LEN;
@@ -621,6 +632,8 @@ static void roce_batch_finish(struct sk_buff *skb, bool ipv6)
 	const u8 *nh = skb_network_header(skb);
 	unsigned int i;
 
+	if (!icrc)
+		goto csum;	/* looped: roce_loop_xmit() */
 	memcpy(l3, nh, l3_len);
 	memcpy(udp_bth, uh, ROCE_UDP_HDR_LEN);
 	roce_icrc_seg_hdrs(nh, l3, ipv6, udp_bth, 0, si->gso_size);
@@ -634,6 +647,7 @@ static void roce_batch_finish(struct sk_buff *skb, bool ipv6)
 		roce_batch_icrc(l3, l3_len, ipv6, udp_bth, skb_frag_address(f),
 				len);
 	}
+csum:
 
 	if (ipv6)
 		uh->check = ~csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
@@ -681,6 +695,7 @@ static int roce_xmit4(struct net *net, struct softrnic_qp *qp,
 		.saddr = p->saddr4,
 		.daddr = p->daddr4,
 	};
+	struct net_device *loop_dev = NULL;
 	struct rtable *rt;
 	struct iphdr *iph;
 	__be32 saddr;
@@ -713,18 +728,20 @@ static int roce_xmit4(struct net *net, struct softrnic_qp *qp,
 	iph->daddr = p->daddr4;
 	iph->check = 0;
 	__ip_select_ident(net, iph, skb_shinfo(skb)->gso_segs ?: 1);
+	if (rt->rt_flags & RTCF_LOCAL)
+		loop_dev = roce_loop_dev(net, skb);
 	if (skb_is_gso(skb))
-		roce_batch_finish(skb, false);
-	else
+		roce_batch_finish(skb, false, !loop_dev);
+	else if (!loop_dev)
 		roce_put_icrc(skb, false);
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
-	if (rt->rt_flags & RTCF_LOCAL) {
+	if (loop_dev) {
 		/* ip_local_out() would; UD receivers see it in the GRH. */
 		ip_send_check(iph);
-		if (roce_loop_xmit(qp, net, skb))
-			return 0;
+		roce_loop_xmit(qp, loop_dev, skb);
+		return 0;
 	}
 	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
 	err = ip_local_out(net, NULL, skb);
@@ -741,6 +758,7 @@ static int roce_xmit6(struct net *net, struct softrnic_qp *qp,
 		.saddr = p->saddr6,
 		.daddr = p->daddr6,
 	};
+	struct net_device *loop_dev = NULL;
 	struct in6_addr saddr;
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6h;
@@ -770,16 +788,19 @@ static int roce_xmit6(struct net *net, struct softrnic_qp *qp,
 	ip6h->hop_limit = p->ttl;
 	ip6h->saddr = p->saddr6;
 	ip6h->daddr = p->daddr6;
+	if (dst->dev->flags & IFF_LOOPBACK)
+		loop_dev = roce_loop_dev(net, skb);
 	if (skb_is_gso(skb))
-		roce_batch_finish(skb, true);
-	else
+		roce_batch_finish(skb, true, !loop_dev);
+	else if (!loop_dev)
 		roce_put_icrc(skb, true);
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
-	if ((dst->dev->flags & IFF_LOOPBACK) &&
-	    roce_loop_xmit(qp, net, skb))
+	if (loop_dev) {
+		roce_loop_xmit(qp, loop_dev, skb);
 		return 0;
+	}
 	/* Consumed whatever it returns (net_xmit_eval() reads it twice). */
 	err = ip6_local_out(net, NULL, skb);
 	return net_xmit_eval(err) ? -ENOBUFS : 0;

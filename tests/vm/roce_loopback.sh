@@ -3,8 +3,8 @@
 # roce devices of one network namespace (a veth pair with both ends in
 # init_net).  ibv_rc_pingpong, perftest and softrnic-integrity over GID 0
 # (fe80::), the IPv4-mapped GID and the global IPv6 GID.  The packets must
-# be counted and checked like any others (rx_packets = tx_packets, no ICRC
-# drops).  Last, deleting one device while its peer on the other device
+# be counted like any others (rx_packets = tx_packets, no drops; looped
+# packets carry no ICRC: wire-roce.md).  Last, deleting one device while its peer on the other device
 # is busy: the survivor gets an error completion, as from a remote peer
 # that went away.
 # timeout: 1200
