@@ -728,6 +728,7 @@ static int roce_xmit4(struct net *net, struct softrnic_qp *qp,
 	iph->daddr = p->daddr4;
 	iph->check = 0;
 	__ip_select_ident(net, iph, skb_shinfo(skb)->gso_segs ?: 1);
+	skb->protocol = htons(ETH_P_IP);
 	if (rt->rt_flags & RTCF_LOCAL)
 		loop_dev = roce_loop_dev(net, skb);
 	if (skb_is_gso(skb))
@@ -736,7 +737,6 @@ static int roce_xmit4(struct net *net, struct softrnic_qp *qp,
 		roce_put_icrc(skb, false);
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb->protocol = htons(ETH_P_IP);
 	if (loop_dev) {
 		/* ip_local_out() would; UD receivers see it in the GRH. */
 		ip_send_check(iph);
@@ -788,6 +788,7 @@ static int roce_xmit6(struct net *net, struct softrnic_qp *qp,
 	ip6h->hop_limit = p->ttl;
 	ip6h->saddr = p->saddr6;
 	ip6h->daddr = p->daddr6;
+	skb->protocol = htons(ETH_P_IPV6);
 	if (dst->dev->flags & IFF_LOOPBACK)
 		loop_dev = roce_loop_dev(net, skb);
 	if (skb_is_gso(skb))
@@ -796,7 +797,6 @@ static int roce_xmit6(struct net *net, struct softrnic_qp *qp,
 		roce_put_icrc(skb, true);
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb->protocol = htons(ETH_P_IPV6);
 	if (loop_dev) {
 		roce_loop_xmit(qp, loop_dev, skb);
 		return 0;
