@@ -278,8 +278,12 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Type 2 MWs bound to this QPN must not serve a later QP. */
 	softrnic_mw_qp_destroyed(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
-	/* A lockless softrnic_qp_get() may still be looking at the QP. */
-	synchronize_rcu();
+	/*
+	 * A lockless softrnic_qp_get() may still be looking at the QP.
+	 * Expedited: a normal grace period made every destroy_qp ~16 ms
+	 * under TCG (40 create/destroy cycles 0.02 s -> 0.67 s).
+	 */
+	synchronize_rcu_expedited();
 
 	softrnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
