@@ -41,6 +41,8 @@ static inline __u32 iw_crc32c_update(__u32 crc, const void *p, size_t len)
 	return crc32c(crc, b, (unsigned int)len);
 }
 #else
+#include "crc_reflected.h"
+
 static inline __u32 iw_crc32c_update(__u32 crc, const void *p, size_t len)
 {
 	static const __u32 tab[256] = {
@@ -109,11 +111,8 @@ static inline __u32 iw_crc32c_update(__u32 crc, const void *p, size_t len)
 		0x79b737baU, 0x8bdcb4b9U, 0x988c474dU, 0x6ae7c44eU,
 		0xbe2da0a5U, 0x4c4623a6U, 0x5f16d052U, 0xad7d5351U,
 	};
-	const __u8 *b = (const __u8 *)p;
 
-	while (len--)
-		crc = tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
-	return crc;
+	return sr_crc_reflected_update(tab, crc, p, len);
 }
 #endif
 

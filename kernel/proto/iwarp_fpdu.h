@@ -190,7 +190,7 @@ static inline int mpa_fpdu_check(const void *buf, size_t len, bool crc,
 
 	if (len < MPA_LEN_FIELD)
 		return MPA_ERR_TRUNCATED;
-	ulpdu = iw_get16(b);
+	ulpdu = sr_get_be16(b);
 	if (ulpdu < IW_TAGGED_HDR_LEN || ulpdu > max_ulpdu)
 		return MPA_ERR_LENGTH;
 	if (len != mpa_fpdu_len(ulpdu))

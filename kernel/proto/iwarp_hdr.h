@@ -256,40 +256,4 @@ enum iw_atomic_op {
 #define IW_IMM_ALONE		0x0U
 #define IW_IMM_FOR_SEND		0x1U
 
-static inline __u16 iw_get16(const __u8 *p)
-{
-	return (__u16)((__u16)p[0] << 8 | p[1]);
-}
-
-static inline __u32 iw_get32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 |
-	       p[3];
-}
-
-static inline __u64 iw_get64(const __u8 *p)
-{
-	return (__u64)iw_get32(p) << 32 | iw_get32(p + 4);
-}
-
-static inline void iw_put16(__u8 *p, __u16 v)
-{
-	p[0] = (__u8)(v >> 8);
-	p[1] = (__u8)v;
-}
-
-static inline void iw_put32(__u8 *p, __u32 v)
-{
-	p[0] = (__u8)(v >> 24);
-	p[1] = (__u8)(v >> 16);
-	p[2] = (__u8)(v >> 8);
-	p[3] = (__u8)v;
-}
-
-static inline void iw_put64(__u8 *p, __u64 v)
-{
-	iw_put32(p, (__u32)(v >> 32));
-	iw_put32(p + 4, (__u32)v);
-}
-
 #endif /* SOFTRNIC_PROTO_IWARP_HDR_H */

@@ -106,17 +106,6 @@ static inline const char *mpa_rr_err_name(int err)
 	}
 }
 
-static inline __u16 mpa_get16(const __u8 *p)
-{
-	return (__u16)((__u16)p[0] << 8 | p[1]);
-}
-
-static inline void mpa_put16(__u8 *p, __u16 v)
-{
-	p[0] = (__u8)(v >> 8);
-	p[1] = (__u8)v;
-}
-
 /*
  * Length of the whole frame at @buf once its 20-byte header is there:
  * MPA_RR_HDR_LEN + PD_Length, or a negative enum mpa_rr_err (fewer than
@@ -132,7 +121,7 @@ static inline int mpa_rr_frame_len(const void *buf, size_t len, bool reply)
 		return MPA_RR_ERR_TRUNCATED;
 	if (memcmp(b, reply ? MPA_KEY_REP : MPA_KEY_REQ, MPA_KEY_LEN))
 		return MPA_RR_ERR_KEY;
-	pd_len = mpa_get16(b + 18);
+	pd_len = sr_get_be16(b + 18);
 	if (pd_len > MPA_MAX_PD_LEN)
 		return MPA_RR_ERR_PD_LEN;
 	return MPA_RR_HDR_LEN + pd_len;
@@ -188,8 +177,8 @@ static inline int mpa_rr_parse(const void *buf, size_t len, bool reply,
 
 		if (out->pd_len < MPA_V2_CTRL_LEN)
 			return MPA_RR_ERR_V2;
-		ird = mpa_get16(out->pd);
-		ord = mpa_get16(out->pd + 2);
+		ird = sr_get_be16(out->pd);
+		ord = sr_get_be16(out->pd + 2);
 		out->p.enhanced = true;
 		out->p.p2p = ird & MPA_V2_P2P;
 		out->p.ird = ird & MPA_V2_IRD_ORD_MASK;
@@ -240,7 +229,7 @@ static inline size_t mpa_rr_build(void *buf, size_t size, bool reply,
 		flags |= reply ? MPA_FLAG_EXT_ACCEPT : MPA_FLAG_EXT_OFFER;
 	b[16] = flags;
 	b[17] = p->rev;
-	mpa_put16(b + 18, (__u16)wire_pd);
+	sr_put_be16(b + 18, (__u16)wire_pd);
 	d = b + MPA_RR_HDR_LEN;
 	if (v2) {
 		__u16 ird = p->ird & MPA_V2_IRD_ORD_MASK;
@@ -255,8 +244,8 @@ static inline size_t mpa_rr_build(void *buf, size_t size, bool reply,
 			if (p->rtr & MPA_RTR_READ)
 				ord |= MPA_V2_READ_RTR;
 		}
-		mpa_put16(d, ird);
-		mpa_put16(d + 2, ord);
+		sr_put_be16(d, ird);
+		sr_put_be16(d + 2, ord);
 		d += MPA_V2_CTRL_LEN;
 	}
 	if (pd_len)

@@ -139,7 +139,7 @@ static inline bool mpa_rx_marker(struct mpa_rx *rx, const __u8 *p, size_t n,
 	mpos = rx->pos - MPA_MARKER_LEN;
 	return rx->marker[0] == 0 && rx->marker[1] == 0 &&
 	       mpos - rx->fpdu_start <= 0xffff &&
-	       iw_get16(rx->marker + 2) == (__u16)(mpos - rx->fpdu_start);
+	       sr_get_be16(rx->marker + 2) == (__u16)(mpos - rx->fpdu_start);
 }
 
 /*
@@ -191,7 +191,7 @@ static inline int mpa_rx_next(struct mpa_rx *rx, const void *buf, size_t len,
 					    true);
 			if (rx->got < MPA_LEN_FIELD)
 				break;
-			rx->ulpdu_len = iw_get16(rx->lenbuf);
+			rx->ulpdu_len = sr_get_be16(rx->lenbuf);
 			if (rx->ulpdu_len < IW_TAGGED_HDR_LEN ||
 			    rx->ulpdu_len > rx->max_ulpdu)
 				return mpa_rx_fail(rx, MPA_ERR_LENGTH, i, used);

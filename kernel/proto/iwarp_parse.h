@@ -104,23 +104,23 @@ struct iw_pkt {
 
 static inline void iw_parse_rreq(const __u8 *p, struct iw_pkt *out)
 {
-	out->rreq.sink_stag = iw_get32(p);
-	out->rreq.sink_to = iw_get64(p + 4);
-	out->rreq.size = iw_get32(p + 12);
-	out->rreq.src_stag = iw_get32(p + 16);
-	out->rreq.src_to = iw_get64(p + 20);
+	out->rreq.sink_stag = sr_get_be32(p);
+	out->rreq.sink_to = sr_get_be64(p + 4);
+	out->rreq.size = sr_get_be32(p + 12);
+	out->rreq.src_stag = sr_get_be32(p + 16);
+	out->rreq.src_to = sr_get_be64(p + 20);
 }
 
 static inline void iw_parse_atomic(const __u8 *p, struct iw_pkt *out)
 {
 	out->atomic.op = p[3] & IW_ATOMIC_OP_MASK;
-	out->atomic.req_id = iw_get32(p + 4);
-	out->atomic.stag = iw_get32(p + 8);
-	out->atomic.to = iw_get64(p + 12);
-	out->atomic.add_swap = iw_get64(p + 20);
-	out->atomic.add_swap_mask = iw_get64(p + 28);
-	out->atomic.compare = iw_get64(p + 36);
-	out->atomic.compare_mask = iw_get64(p + 44);
+	out->atomic.req_id = sr_get_be32(p + 4);
+	out->atomic.stag = sr_get_be32(p + 8);
+	out->atomic.to = sr_get_be64(p + 12);
+	out->atomic.add_swap = sr_get_be64(p + 20);
+	out->atomic.add_swap_mask = sr_get_be64(p + 28);
+	out->atomic.compare = sr_get_be64(p + 36);
+	out->atomic.compare_mask = sr_get_be64(p + 44);
 }
 
 /*
@@ -131,7 +131,7 @@ static inline void iw_parse_atomic(const __u8 *p, struct iw_pkt *out)
  */
 static inline void iw_parse_term(const __u8 *p, size_t n, struct iw_term *t)
 {
-	__u32 ctrl = iw_get32(p);
+	__u32 ctrl = sr_get_be32(p);
 	size_t off = IW_TERM_CTRL_LEN;
 
 	t->layer = (__u8)(ctrl >> 28);
@@ -143,7 +143,7 @@ static inline void iw_parse_term(const __u8 *p, size_t n, struct iw_term *t)
 			    IW_TAGGED_HDR_LEN : IW_UNTAGGED_HDR_LEN;
 
 		if (n - off >= IW_TERM_SEGLEN_LEN + hl) {
-			t->seg_len = iw_get16(p + off);
+			t->seg_len = sr_get_be16(p + off);
 			memcpy(t->ddp_hdr, p + off + IW_TERM_SEGLEN_LEN, hl);
 			t->ddp_hdr_len = (__u8)hl;
 			off += IW_TERM_SEGLEN_LEN + hl;
@@ -203,16 +203,16 @@ static inline int iw_parse(const void *hdr, size_t hdr_len, __u32 ulpdu_len,
 	out->hdr_len = hl;
 
 	if (tagged) {
-		out->stag = iw_get32(p + 2);
-		out->to = iw_get64(p + 6);
+		out->stag = sr_get_be32(p + 2);
+		out->to = sr_get_be64(p + 6);
 		out->qn = IW_QN_NONE;
 		out->payload_len = ulpdu_len - hl;
 		return IW_PARSE_OK;
 	}
-	out->rsvd_ulp = iw_get32(p + 2);
-	out->qn = iw_get32(p + 6);
-	out->msn = iw_get32(p + 10);
-	out->mo = iw_get32(p + 14);
+	out->rsvd_ulp = sr_get_be32(p + 2);
+	out->qn = sr_get_be32(p + 6);
+	out->msn = sr_get_be32(p + 10);
+	out->mo = sr_get_be32(p + 14);
 	if (out->qn != desc->qn)
 		return IW_ERR_QN;
 	if (!(desc->flags & IW_OPF_CONTROL)) {
@@ -241,8 +241,8 @@ static inline int iw_parse(const void *hdr, size_t hdr_len, __u32 ulpdu_len,
 		iw_parse_atomic(p + IW_UNTAGGED_HDR_LEN, out);
 		break;
 	case IW_OP_ATOMIC_RESP:
-		out->atomic_resp.req_id = iw_get32(p + IW_UNTAGGED_HDR_LEN);
-		out->atomic_resp.orig = iw_get64(p + IW_UNTAGGED_HDR_LEN + 4);
+		out->atomic_resp.req_id = sr_get_be32(p + IW_UNTAGGED_HDR_LEN);
+		out->atomic_resp.orig = sr_get_be64(p + IW_UNTAGGED_HDR_LEN + 4);
 		break;
 	default:	/* immediate data */
 		memcpy(out->imm, p + IW_UNTAGGED_HDR_LEN, IW_IMM_LEN);
@@ -272,7 +272,7 @@ static inline void iw_build_term(__u8 *p, const struct iw_term *t)
 
 	if (t->ddp_hdr_len) {
 		ctrl |= IW_TERM_D | (t->m ? IW_TERM_M : 0);
-		iw_put16(p + off, t->seg_len);
+		sr_put_be16(p + off, t->seg_len);
 		memcpy(p + off + IW_TERM_SEGLEN_LEN, t->ddp_hdr, t->ddp_hdr_len);
 		off += IW_TERM_SEGLEN_LEN + t->ddp_hdr_len;
 	}
@@ -280,7 +280,7 @@ static inline void iw_build_term(__u8 *p, const struct iw_term *t)
 		ctrl |= IW_TERM_R;
 		memcpy(p + off, t->rreq, IW_READ_REQ_LEN);
 	}
-	iw_put32(p, ctrl);
+	sr_put_be32(p, ctrl);
 }
 
 /*
@@ -305,14 +305,14 @@ static inline __u32 iw_build_hdrs(void *buf, const struct iw_pkt *in)
 		      (last ? IW_DDP_L : 0) | IW_DDP_VERSION);
 	p[1] = (__u8)(IW_RDMAP_VERSION << IW_RDMAP_RV_SHIFT | in->opcode);
 	if (desc->flags & IW_OPF_TAGGED) {
-		iw_put32(p + 2, in->stag);
-		iw_put64(p + 6, in->to);
+		sr_put_be32(p + 2, in->stag);
+		sr_put_be64(p + 6, in->to);
 		return IW_TAGGED_HDR_LEN;
 	}
-	iw_put32(p + 2, in->rsvd_ulp);
-	iw_put32(p + 6, desc->qn);
-	iw_put32(p + 10, in->msn);
-	iw_put32(p + 14, (desc->flags & IW_OPF_CONTROL) ? 0 : in->mo);
+	sr_put_be32(p + 2, in->rsvd_ulp);
+	sr_put_be32(p + 6, desc->qn);
+	sr_put_be32(p + 10, in->msn);
+	sr_put_be32(p + 14, (desc->flags & IW_OPF_CONTROL) ? 0 : in->mo);
 	r = p + IW_UNTAGGED_HDR_LEN;
 
 	switch (in->opcode) {
@@ -320,25 +320,25 @@ static inline __u32 iw_build_hdrs(void *buf, const struct iw_pkt *in)
 		iw_build_term(r, &in->term);
 		return IW_UNTAGGED_HDR_LEN + iw_term_body_len(&in->term);
 	case IW_OP_READ_REQ:
-		iw_put32(r, in->rreq.sink_stag);
-		iw_put64(r + 4, in->rreq.sink_to);
-		iw_put32(r + 12, in->rreq.size);
-		iw_put32(r + 16, in->rreq.src_stag);
-		iw_put64(r + 20, in->rreq.src_to);
+		sr_put_be32(r, in->rreq.sink_stag);
+		sr_put_be64(r + 4, in->rreq.sink_to);
+		sr_put_be32(r + 12, in->rreq.size);
+		sr_put_be32(r + 16, in->rreq.src_stag);
+		sr_put_be64(r + 20, in->rreq.src_to);
 		break;
 	case IW_OP_ATOMIC_REQ:
-		iw_put32(r, in->atomic.op & IW_ATOMIC_OP_MASK);
-		iw_put32(r + 4, in->atomic.req_id);
-		iw_put32(r + 8, in->atomic.stag);
-		iw_put64(r + 12, in->atomic.to);
-		iw_put64(r + 20, in->atomic.add_swap);
-		iw_put64(r + 28, in->atomic.add_swap_mask);
-		iw_put64(r + 36, in->atomic.compare);
-		iw_put64(r + 44, in->atomic.compare_mask);
+		sr_put_be32(r, in->atomic.op & IW_ATOMIC_OP_MASK);
+		sr_put_be32(r + 4, in->atomic.req_id);
+		sr_put_be32(r + 8, in->atomic.stag);
+		sr_put_be64(r + 12, in->atomic.to);
+		sr_put_be64(r + 20, in->atomic.add_swap);
+		sr_put_be64(r + 28, in->atomic.add_swap_mask);
+		sr_put_be64(r + 36, in->atomic.compare);
+		sr_put_be64(r + 44, in->atomic.compare_mask);
 		break;
 	case IW_OP_ATOMIC_RESP:
-		iw_put32(r, in->atomic_resp.req_id);
-		iw_put64(r + 4, in->atomic_resp.orig);
+		sr_put_be32(r, in->atomic_resp.req_id);
+		sr_put_be64(r + 4, in->atomic_resp.orig);
 		break;
 	case IW_OP_IMM:
 	case IW_OP_IMM_SE:

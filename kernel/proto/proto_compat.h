@@ -105,4 +105,45 @@ static inline __u32 sr_get_le32(const void *p)
 	       (__u32)b[3] << 24;
 }
 
+/*
+ * Big-endian fields at any alignment, a byte at a time: for headers read
+ * from or written into a byte stream (MPA, DDP, RDMAP), where no struct
+ * overlay can be assumed aligned or even contiguous.
+ */
+static inline __u16 sr_get_be16(const __u8 *p)
+{
+	return (__u16)((__u16)p[0] << 8 | p[1]);
+}
+
+static inline __u32 sr_get_be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 |
+	       p[3];
+}
+
+static inline __u64 sr_get_be64(const __u8 *p)
+{
+	return (__u64)sr_get_be32(p) << 32 | sr_get_be32(p + 4);
+}
+
+static inline void sr_put_be16(__u8 *p, __u16 v)
+{
+	p[0] = (__u8)(v >> 8);
+	p[1] = (__u8)v;
+}
+
+static inline void sr_put_be32(__u8 *p, __u32 v)
+{
+	p[0] = (__u8)(v >> 24);
+	p[1] = (__u8)(v >> 16);
+	p[2] = (__u8)(v >> 8);
+	p[3] = (__u8)v;
+}
+
+static inline void sr_put_be64(__u8 *p, __u64 v)
+{
+	sr_put_be32(p, (__u32)(v >> 32));
+	sr_put_be32(p + 4, (__u32)v);
+}
+
 #endif /* SOFTRNIC_PROTO_COMPAT_H */

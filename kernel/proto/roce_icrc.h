@@ -45,6 +45,8 @@ static inline __u32 roce_crc32_update(__u32 crc, const void *p, size_t len)
 	return crc32_le(crc, (const unsigned char *)p, len);
 }
 #else
+#include "crc_reflected.h"
+
 /* Reflected CRC-32 (0xEDB88320), one table lookup per byte. */
 static inline __u32 roce_crc32_update(__u32 crc, const void *p, size_t len)
 {
@@ -114,11 +116,8 @@ static inline __u32 roce_crc32_update(__u32 crc, const void *p, size_t len)
 		0xb3667a2eU, 0xc4614ab8U, 0x5d681b02U, 0x2a6f2b94U,
 		0xb40bbe37U, 0xc30c8ea1U, 0x5a05df1bU, 0x2d02ef8dU,
 	};
-	const __u8 *b = (const __u8 *)p;
 
-	while (len--)
-		crc = tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
-	return crc;
+	return sr_crc_reflected_update(tab, crc, p, len);
 }
 #endif
 
