@@ -61,6 +61,27 @@ u64 softrnic_mmap_entry_offset(const struct softrnic_mmap_entry *entry)
 	return rdma_user_mmap_get_offset(&entry->rdma);
 }
 
+/*
+ * Map the ring at @buf into all of @vma, which rdma_user_mmap_entry_get()
+ * checked is exactly the ring's size.  Page by page: a ring is charged to
+ * its process, so it comes from __vmalloc(), whose areas
+ * remap_vmalloc_range() refuses (only vmalloc_user() ones are VM_USERMAP).
+ */
+static int softrnic_mmap_ring(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long off, len = vma->vm_end - vma->vm_start;
+	int err;
+
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(buf + off));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int softrnic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
@@ -75,7 +96,7 @@ int softrnic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (!entry)
 		return -EINVAL;
 	vma->vm_flags &= ~VM_MAYEXEC;
-	err = remap_vmalloc_range(vma, to_smmap(entry)->buf, 0);
+	err = softrnic_mmap_ring(vma, to_smmap(entry)->buf);
 	rdma_user_mmap_entry_put(entry);
 	return err;
 }

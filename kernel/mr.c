@@ -133,7 +133,7 @@ static int softrnic_pin(struct ib_device *ibdev, u64 start, u64 length,
 	pin->npages = ib_umem_num_pages(umem);
 	pin->fbo = start & ~PAGE_MASK;
 	pin->pages = kvmalloc_array(pin->npages, sizeof(*pin->pages),
-				    GFP_KERNEL);
+				    softrnic_gfp(true));
 	if (!pin->pages) {
 		softrnic_unpin(pin);
 		return -ENOMEM;

@@ -115,8 +115,9 @@ static int softrnic_qp_alloc_queues(struct softrnic_qp *qp,
 	cap->max_send_sge = qp->sq_lim.max_sge;
 	cap->max_inline_data = qp->sq_lim.max_inline;
 
-	qp->sq_shadow = kvcalloc(slots, sizeof(*qp->sq_shadow), GFP_KERNEL);
-	qp->sq_wqe = kmalloc(sizeof(*qp->sq_wqe), GFP_KERNEL);
+	qp->sq_shadow = kvcalloc(slots, sizeof(*qp->sq_shadow),
+				 softrnic_gfp(qp->user));
+	qp->sq_wqe = kmalloc(sizeof(*qp->sq_wqe), softrnic_gfp(qp->user));
 	if (!qp->sq_shadow || !qp->sq_wqe)
 		return -ENOMEM;
 

@@ -4,8 +4,9 @@
  * and the ordering contract are in uapi/softrnic-abi.h and
  * Documentation/ring-abi.md; the index math in proto/ring.h.
  *
- * Every ring is vmalloc_user() memory, zeroed, so a fresh ring is empty
- * (prod == cons == 0) with no flags.  A user ring is additionally inserted
+ * Every ring is vmalloc memory, zeroed, so a fresh ring is empty
+ * (prod == cons == 0) with no flags.  A user ring is charged to the
+ * process that asks for it (softrnic_gfp()) and is additionally inserted
  * as an rdma_user_mmap_entry, which then owns the memory: the pages stay
  * alive as long as any process mapping does, and the kernel may drop its
  * side at any time.  Kernel consumers use the same allocation, unmapped.
@@ -26,7 +27,7 @@ int softrnic_ring_alloc(struct softrnic_ring *ring, u32 num_slots,
 
 	memset(ring, 0, sizeof(*ring));
 	bytes = PAGE_ALIGN(sr_ring_bytes(num_slots, slot_size));
-	ring->buf = vmalloc_user(bytes);
+	ring->buf = __vmalloc(bytes, softrnic_gfp(udata) | __GFP_ZERO);
 	if (!ring->buf)
 		return -ENOMEM;
 	ring->ctrl = ring->buf;

@@ -132,6 +132,19 @@ static inline struct softrnic_dev *to_sdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct softrnic_dev, ibdev);
 }
 
+/*
+ * Allocation flags for memory a verb makes on behalf of @user space (a
+ * ucontext's objects, sized by the process): charged to the process's
+ * memory cgroup, and at its limit the verb fails with ENOMEM instead of
+ * waking the OOM killer or logging an allocation failure.  Kernel
+ * consumers' objects are the kernel's own.
+ */
+static inline gfp_t softrnic_gfp(bool user)
+{
+	return user ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN :
+		      GFP_KERNEL;
+}
+
 struct softrnic_ucontext {
 	struct ib_ucontext ibuc;
 };

@@ -182,6 +182,13 @@ int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
 
 /* Packets in flight (sent, not acknowledged) per QP. */
 #define ROCE_WINDOW		256
+/*
+ * WQEs the requester holds copies of (taken from the SQ, not completed):
+ * every one has at least a packet, so twice the window keeps the window
+ * full while completions drain, and a max-size SQ does not cost a copy
+ * of ~580 bytes per slot.  A power of 2, as roce_rwqe() requires.
+ */
+#define ROCE_RWQE_MAX		(2 * ROCE_WINDOW)
 /* AckReq at least every this many packets of a message. */
 #define ROCE_ACK_EVERY		32
 /* Packets per run of a transmit work item before it yields. */
@@ -210,7 +217,7 @@ struct roce_req {
 	u32 gen;			/* ++ on stop: forget old tx_cur */
 	int tx_cpu;			/* transmits from there, or -1 */
 	bool rnr_wait;			/* sleeping out an RNR NAK */
-	struct roce_rwqe *rwqe;		/* ring of nslots */
+	struct roce_rwqe *rwqe;		/* ring of nslots (a power of 2) */
 	u32 nslots;
 	u32 head;			/* oldest not completed */
 	u32 tail;			/* next free */

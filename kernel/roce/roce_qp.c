@@ -96,15 +96,16 @@ int roce_qp_init(struct softrnic_qp *qp)
 
 	if (qp->kind != SR_QP_RC)
 		return roce_ud_init(qp);
-	rqp = kzalloc(sizeof(*rqp), GFP_KERNEL);
+	rqp = kzalloc(sizeof(*rqp), softrnic_gfp(qp->user));
 	if (!rqp)
 		return -ENOMEM;
 	rqp->qp = qp;
 	seqlock_init(&rqp->path_lock);
-	rqp->req.nslots = qp->sq.num_slots;
+	rqp->req.nslots = min_t(u32, qp->sq.num_slots, ROCE_RWQE_MAX);
 	rqp->req.rwqe = kvcalloc(rqp->req.nslots, sizeof(*rqp->req.rwqe),
-				 GFP_KERNEL);
-	rqp->resp.res = kcalloc(ROCE_NRES, sizeof(*rqp->resp.res), GFP_KERNEL);
+				 softrnic_gfp(qp->user));
+	rqp->resp.res = kcalloc(ROCE_NRES, sizeof(*rqp->resp.res),
+				softrnic_gfp(qp->user));
 	if (!rqp->req.rwqe || !rqp->resp.res ||
 	    dst_cache_init(&rqp->dst_cache, GFP_KERNEL)) {
 		kvfree(rqp->req.rwqe);
