@@ -13,7 +13,7 @@
  * wait, so it unpublishes the av and drops its reference; the last user
  * frees it (and its own sgid_attr reference) after an RCU grace period.
  *
- * iWARP has no UD: create_ah fails there.
+ * A wire without datagrams (iWARP) has no AHs: create_ah fails there.
  */
 #include <linux/slab.h>
 #include <net/ipv6.h>
@@ -93,7 +93,7 @@ int softrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	u32 ah_num;
 	int err;
 
-	if (sdev->wire->type != SOFTRNIC_LINK_ROCE)
+	if (!sdev->wire->datagrams)
 		return -EOPNOTSUPP;
 	/* The provider cannot post to an AH whose number it never got. */
 	if (udata && udata->outlen < sizeof(resp))

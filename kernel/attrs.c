@@ -4,7 +4,6 @@
  * numbers the verbs core enforces.
  */
 #include <linux/netdevice.h>
-#include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
 #include "softrnic.h"
@@ -57,6 +56,15 @@ int softrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	return 0;
 }
 
+/* The port's active MTU: what query_port reports, what a QP's path_mtu
+ * is capped to. */
+enum ib_mtu softrnic_active_mtu(struct softrnic_dev *sdev)
+{
+	enum ib_mtu mtu = sdev->wire->active_mtu(READ_ONCE(sdev->netdev->mtu));
+
+	return mtu ? mtu : IB_MTU_256;
+}
+
 int softrnic_query_port(struct ib_device *ibdev, u32 port,
 			struct ib_port_attr *attr)
 {
@@ -68,11 +76,7 @@ int softrnic_query_port(struct ib_device *ibdev, u32 port,
 	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
 		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = sdev->wire->type == SOFTRNIC_LINK_ROCE ?
-		iboe_get_mtu(READ_ONCE(netdev->mtu)) :
-		ib_mtu_int_to_enum(READ_ONCE(netdev->mtu));
-	if (!attr->active_mtu)
-		attr->active_mtu = IB_MTU_256;
+	attr->active_mtu = softrnic_active_mtu(sdev);
 	attr->gid_tbl_len = sdev->wire->gid_tbl_len;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP |
 			       IB_PORT_VENDOR_CLASS_SUP;

@@ -217,7 +217,7 @@ int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,
 	if (find_on_netdev(netdev, wire)) {
 		mutex_unlock(&softrnic_devices_lock);
 		pr_warn(DRV_NAME ": %s: netdev %s already has a %s device\n",
-			ibdev_name, netdev_name(netdev), wire->link_type);
+			ibdev_name, netdev_name(netdev), wire->link_ops->type);
 		return -EBUSY;
 	}
 	sdev = softrnic_dev_alloc(netdev, wire);

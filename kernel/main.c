@@ -8,53 +8,52 @@
 
 #include "softrnic.h"
 
-static int softrnic_roce_newlink(const char *ibdev_name,
-				 struct net_device *netdev)
-{
-	return softrnic_dev_add(ibdev_name, netdev, &softrnic_roce_wire);
-}
-
-static int softrnic_iwarp_newlink(const char *ibdev_name,
-				  struct net_device *netdev)
-{
-	return softrnic_dev_add(ibdev_name, netdev, &softrnic_iwarp_wire);
-}
-
-static struct rdma_link_ops softrnic_roce_link_ops = {
-	.type = "roce",
-	.newlink = softrnic_roce_newlink,
+/* Each wire is one link type of `rdma link add`. */
+static const struct softrnic_wire *const softrnic_wires[] = {
+	&softrnic_roce_wire,
+	&softrnic_iwarp_wire,
 };
 
-static struct rdma_link_ops softrnic_iwarp_link_ops = {
-	.type = "iwarp",
-	.newlink = softrnic_iwarp_newlink,
-};
+/* The module-wide exit hooks of the first @n wires, last one first. */
+static void softrnic_wires_exit(unsigned int n)
+{
+	while (n--)
+		if (softrnic_wires[n]->exit)
+			softrnic_wires[n]->exit();
+}
 
 static int __init softrnic_init(void)
 {
+	unsigned int i;
 	int err;
 
 	err = softrnic_netdev_init();
 	if (err)
 		return err;
-	/* RoCE: per-namespace UDP sockets (kernel/roce/roce_net.c). */
-	err = roce_net_init();
-	if (err) {
-		softrnic_netdev_exit();
-		return err;
+	for (i = 0; i < ARRAY_SIZE(softrnic_wires); i++) {
+		if (!softrnic_wires[i]->init)
+			continue;
+		err = softrnic_wires[i]->init();
+		if (err) {
+			softrnic_wires_exit(i);
+			softrnic_netdev_exit();
+			return err;
+		}
 	}
-	rdma_link_register(&softrnic_roce_link_ops);
-	rdma_link_register(&softrnic_iwarp_link_ops);
+	for (i = 0; i < ARRAY_SIZE(softrnic_wires); i++)
+		rdma_link_register(softrnic_wires[i]->link_ops);
 	return 0;
 }
 
 static void __exit softrnic_exit(void)
 {
+	unsigned int i = ARRAY_SIZE(softrnic_wires);
+
 	/* No new devices, then remove (and wait for) every existing one. */
-	rdma_link_unregister(&softrnic_iwarp_link_ops);
-	rdma_link_unregister(&softrnic_roce_link_ops);
+	while (i--)
+		rdma_link_unregister(softrnic_wires[i]->link_ops);
 	ib_unregister_driver(SOFTRNIC_DRIVER_ID);
-	roce_net_exit();
+	softrnic_wires_exit(ARRAY_SIZE(softrnic_wires));
 	softrnic_netdev_exit();
 }
 
@@ -65,5 +64,3 @@ MODULE_AUTHOR("softrnic developers");
 MODULE_DESCRIPTION("softrnic: software RDMA NIC (RoCEv2 and iWARP)");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(SOFTRNIC_VERSION);
-MODULE_ALIAS_RDMA_LINK("roce");
-MODULE_ALIAS_RDMA_LINK("iwarp");

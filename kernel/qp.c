@@ -66,7 +66,7 @@ static int softrnic_qp_check_init(struct softrnic_dev *sdev,
 		break;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
-		if (sdev->wire->type != SOFTRNIC_LINK_ROCE)
+		if (!sdev->wire->datagrams)
 			return -EOPNOTSUPP;
 		break;
 	default:

@@ -8,7 +8,6 @@
  * A modify either applies completely or not at all: every attribute is
  * checked before anything is stored.
  */
-#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
@@ -87,47 +86,6 @@ void softrnic_qp_to_error(struct softrnic_qp *qp)
 		set_bit(SOFTRNIC_QP_EV_LAST_WQE, &qp->flags);
 }
 
-/* The RoCE or iWARP port's active MTU, as query_port reports it. */
-static enum ib_mtu softrnic_active_mtu(struct softrnic_dev *sdev)
-{
-	int mtu = READ_ONCE(sdev->netdev->mtu);
-	enum ib_mtu m;
-
-	m = sdev->wire->type == SOFTRNIC_LINK_ROCE ? iboe_get_mtu(mtu) :
-						     ib_mtu_int_to_enum(mtu);
-	return m ? m : IB_MTU_256;
-}
-
-/*
- * iWARP: iw_cm drives the QP with IB_QP_STATE (plus access flags) only,
- * so the IB table of required attributes does not apply; the states and
- * their order do.
- */
-static bool softrnic_iwarp_transition_ok(enum ib_qp_state cur,
-					 enum ib_qp_state next)
-{
-	if (next == IB_QPS_RESET || next == IB_QPS_ERR)
-		return true;
-	switch (cur) {
-	case IB_QPS_RESET:
-		return next == IB_QPS_INIT;
-	case IB_QPS_INIT:
-		return next == IB_QPS_INIT || next == IB_QPS_RTR ||
-		       next == IB_QPS_RTS;
-	case IB_QPS_RTR:
-		return next == IB_QPS_RTR || next == IB_QPS_RTS;
-	case IB_QPS_RTS:
-		return next == IB_QPS_RTS || next == IB_QPS_SQD ||
-		       next == IB_QPS_SQE;
-	case IB_QPS_SQD:
-		return next == IB_QPS_SQD || next == IB_QPS_RTS;
-	case IB_QPS_SQE:
-		return next == IB_QPS_RTS;
-	default:
-		return false;
-	}
-}
-
 static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 				   const struct ib_qp_attr *attr, int mask,
 				   enum ib_qp_state cur, enum ib_qp_state next)
@@ -138,12 +96,8 @@ static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 		return -EOPNOTSUPP;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->state)
 		return -EINVAL;
-	if (sdev->wire->type == SOFTRNIC_LINK_IWARP) {
-		if (!softrnic_iwarp_transition_ok(cur, next))
-			return -EINVAL;
-	} else if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask)) {
+	if (!sdev->wire->qp_transition_ok(qp, cur, next, mask))
 		return -EINVAL;
-	}
 
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
@@ -183,8 +137,8 @@ static int softrnic_qp_check_attrs(struct softrnic_qp *qp,
 	if (mask & IB_QP_AV) {
 		if (rdma_ah_get_port_num(&attr->ah_attr) != 1)
 			return -EINVAL;
-		/* RoCE: the path is the GRH; ib_core resolved its sgid. */
-		if (sdev->wire->type == SOFTRNIC_LINK_ROCE &&
+		/* The path is the GRH (RoCE); ib_core resolved its sgid. */
+		if (sdev->wire->av_needs_grh &&
 		    (!(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH) ||
 		     !attr->ah_attr.grh.sgid_attr))
 			return -EINVAL;

@@ -15,6 +15,7 @@
 
 #define DRV_NAME "softrnic"
 
+struct rdma_link_ops;
 struct softrnic_dev;
 struct softrnic_qp;
 struct softrnic_swqe;
@@ -22,17 +23,43 @@ struct softrnic_swqe;
 /*
  * What a wire layer (kernel/roce, kernel/iwarp) plugs into the core.  The
  * core owns the ib_device; the wire adds its port personality and, later,
- * its transport.
+ * its transport.  Whatever differs between wires is described here, as
+ * data or as a hook: the core never asks which wire it serves.
  */
 struct softrnic_wire {
-	const char *link_type;		/* "roce" / "iwarp" for rdma link add */
-	enum softrnic_link_type type;
+	/*
+	 * Module-wide: init (optional) runs at module load before link_ops
+	 * is registered, exit after it is unregistered and every device is
+	 * gone.  link_ops is `rdma link add ... type link_ops->type`; its
+	 * newlink calls softrnic_dev_add() with this wire.
+	 */
+	int (*init)(void);
+	void (*exit)(void);
+	struct rdma_link_ops *link_ops;
+
+	enum softrnic_link_type type;	/* only reported to userspace */
 	u8 node_type;			/* RDMA_NODE_IB_CA / RDMA_NODE_RNIC */
 	u32 gid_tbl_len;
+	/* UD and GSI QPs, and the AHs they send to, exist on this wire. */
+	bool datagrams;
+	/* A QP's address vector must carry a GRH with a resolved sgid. */
+	bool av_needs_grh;
 	const struct ib_device_ops *ops; /* overrides on top of the core ops */
 	/* Fill the type-specific fields of the device attributes. */
 	void (*fill_device_attr)(struct softrnic_dev *sdev,
 				 struct ib_device_attr *attr);
+	/*
+	 * The port's active MTU for a netdev MTU of @mtu bytes, 0 if no IB
+	 * MTU fits (the core then reports IB_MTU_256).
+	 */
+	enum ib_mtu (*active_mtu)(int mtu);
+	/*
+	 * Whether modify_qp may take @qp from @cur to @next with the
+	 * attributes of @mask (which the core checks one by one after).
+	 */
+	bool (*qp_transition_ok)(const struct softrnic_qp *qp,
+				 enum ib_qp_state cur, enum ib_qp_state next,
+				 int mask);
 
 	/*
 	 * Queues: the transmit side of the transport (kernel/queue.h).
@@ -178,10 +205,6 @@ enum ib_port_state softrnic_netdev_port_state(struct net_device *netdev);
 int softrnic_netdev_init(void);
 void softrnic_netdev_exit(void);
 
-/* roce/roce_net.c: the RoCE wire's per-namespace state, module-wide */
-int roce_net_init(void);
-void roce_net_exit(void);
-
 /* attrs.c */
 int softrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			  struct ib_udata *udata);
@@ -192,6 +215,7 @@ int softrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 int softrnic_modify_port(struct ib_device *ibdev, u32 port, int mask,
 			 struct ib_port_modify *props);
 void softrnic_get_dev_fw_str(struct ib_device *ibdev, char *str);
+enum ib_mtu softrnic_active_mtu(struct softrnic_dev *sdev);
 enum rdma_link_layer softrnic_get_link_layer(struct ib_device *ibdev, u32 port);
 
 /* ucontext.c */

@@ -13,6 +13,12 @@
 
 struct iw_cm_id;
 struct iw_cm_conn_param;
+struct softrnic_qp;
+
+/* iwarp_qp_state.c: the QP state rules of iWARP verbs */
+bool softrnic_iwarp_qp_transition_ok(const struct softrnic_qp *qp,
+				     enum ib_qp_state cur,
+				     enum ib_qp_state next, int mask);
 
 /* iwarp_cm.c: the iw_cm ops (connection management refused for now) */
 void softrnic_iw_add_ref(struct ib_qp *ibqp);

@@ -4,6 +4,8 @@
  * netdev's MAC address, as iw_cm and rdma_cm expect of iWARP ports.
  */
 #include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
 
 #include "softrnic.h"
 #include "limits.h"
@@ -50,11 +52,26 @@ static const struct ib_device_ops softrnic_iwarp_ops = {
 	.iw_destroy_listen = softrnic_iw_destroy_listen,
 };
 
+static int softrnic_iwarp_newlink(const char *ibdev_name,
+				  struct net_device *netdev)
+{
+	return softrnic_dev_add(ibdev_name, netdev, &softrnic_iwarp_wire);
+}
+
+static struct rdma_link_ops softrnic_iwarp_link_ops = {
+	.type = "iwarp",
+	.newlink = softrnic_iwarp_newlink,
+};
+MODULE_ALIAS_RDMA_LINK("iwarp");
+
 const struct softrnic_wire softrnic_iwarp_wire = {
-	.link_type = "iwarp",
+	.link_ops = &softrnic_iwarp_link_ops,
 	.type = SOFTRNIC_LINK_IWARP,
 	.node_type = RDMA_NODE_RNIC,
 	.gid_tbl_len = 1,
 	.ops = &softrnic_iwarp_ops,
 	.fill_device_attr = softrnic_iwarp_fill_device_attr,
+	/* The netdev MTU itself, rounded down to an IB MTU. */
+	.active_mtu = ib_mtu_int_to_enum,
+	.qp_transition_ok = softrnic_iwarp_qp_transition_ok,
 };
