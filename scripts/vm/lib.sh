@@ -69,6 +69,13 @@ vm_check_nics() {
 	esac
 }
 
+# Check a vCPU count (--cpus, SOFTRNIC_VM_CPUS); usage: vm_check_cpus VALUE WHERE
+vm_check_cpus() {
+	case $1 in
+	'' | *[!0-9]* | 0*) vm_die "$2: '$1' is not a vCPU count (a whole number, 1 or more)" ;;
+	esac
+}
+
 vm_msg() { printf 'vm: %s\n' "$*" >&2; }
 # 125: "the harness itself failed" (as in git bisect run), distinct from
 # any status the guest command can return and from timeout's 124.
@@ -403,6 +410,9 @@ vm_prepare_modules() {
 #        VM_STDOUT, VM_STDERR  where the guest command's stdout/stderr go:
 #                    "-" = stream to our own stdout/stderr, else a file
 #        VM_MEM (MB), VM_TIMEOUT (s, 0 = none), VM_ACCEL (kvm|tcg)
+#        VM_CPUS     vCPUs (default: SOFTRNIC_VM_CPUS, else 2)
+#        VM_INTERACTIVE=1  a third virtio console (hvc2) on QEMU's stdio,
+#                    i.e. our terminal, for an interactive job (guest-init)
 #        VM_NICS     veth (no NIC) or virtio (two, back to back)
 #        vm_poll_hook  optional function run every 0.2 s while the VM is
 #                    up; a non-zero return kills the VM (result "killed")
@@ -516,16 +526,30 @@ vm_boot_once() {
 		done
 	fi
 
+	# Interactive: QEMU's stdio chardev puts our terminal in raw mode
+	# (signal=off: ^C goes to the guest's shell) and restores it at exit;
+	# QEMU's own messages still go to qemu.log.
+	local _cpus=${VM_CPUS:-${SOFTRNIC_VM_CPUS:-2}} _qin _qout
+	vm_check_cpus "$_cpus" "SOFTRNIC_VM_CPUS"
+	: >"$VM_RUN/qemu.log"
+	if [ "${VM_INTERACTIVE:-0}" = 1 ]; then
+		_io_args+=(-chardev stdio,id=tty,signal=off -device virtconsole,chardev=tty,name=softrnic.tty)
+		exec {_qin}<&0 {_qout}>&1
+	else
+		exec {_qin}</dev/null {_qout}>>"$VM_RUN/qemu.log"
+	fi
+
 	vm_share_args
 	"$VM_QEMU" -name softrnic-vm -machine pc "${_accel_args[@]}" \
-		-smp 2 -m "${VM_MEM:-2048}" \
+		-smp "$_cpus" -m "${VM_MEM:-2048}" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$_kernel" -initrd "$_initrd" -append "$(vm_cmdline "$VM_KVER")" \
 		-chardev "file,id=con,path=$VM_CONSOLE$_con_opt" -serial chardev:con \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$VM_CTL,mount_tag=vmctl,security_model=none" \
-		"${VM_SHARE_ARGS[@]}" "${_io_args[@]}" "${_nic_args[@]}" </dev/null >"$VM_RUN/qemu.log" 2>&1 &
+		"${VM_SHARE_ARGS[@]}" "${_io_args[@]}" "${_nic_args[@]}" <&"$_qin" >&"$_qout" 2>>"$VM_RUN/qemu.log" &
 	_qemu_pid=$!
+	exec {_qin}<&- {_qout}>&-
 	VM_QEMU_PID=$_qemu_pid
 	for _i in "${_tails[@]}"; do
 		_name=$([ "$_i" = 0 ] && echo stdout || echo stderr)
@@ -613,16 +637,23 @@ vm_console_reason() {
 # one single argument is run by bash -c), environment to pass through.
 #   usage: vm_write_job DIR CMD [ARGS...]   (env: VM_PASS_ENV = NAME=VALUE list)
 vm_write_job() {
-	local ctl=$1 v term=dumb otty=0 etty=0
+	local ctl=$1 v term=dumb otty=0 etty=0 tty=0 size=
 	shift
 	# Mirror whether our stdout/stderr are terminals (see guest-init).
 	[ "$VM_STDOUT" = - ] && [ -t 1 ] && otty=1
 	[ "$VM_STDERR" = - ] && [ -t 2 ] && etty=1
 	[ $otty = 1 ] && term=${TERM:-dumb}
+	# An interactive job gets our terminal's type and size (not later
+	# resizes: nothing carries SIGWINCH to the guest).
+	if [ "${VM_INTERACTIVE:-0}" = 1 ]; then
+		tty=1 term=${TERM:-dumb}
+		size=$(stty size 2>/dev/null)
+	fi
 	{
 		printf 'VM_CWD=%q\n' "$PWD"
 		printf 'VM_HOST_PATH=%q\n' "$PATH"
 		printf 'VM_STDOUT_TTY=%d\nVM_STDERR_TTY=%d\n' "$otty" "$etty"
+		printf 'VM_TTY=%d\nVM_TTY_SIZE=%q\n' "$tty" "$size"
 		printf 'VM_CMD=('
 		printf ' %q' "$@"
 		printf ' )\n'
