@@ -76,6 +76,24 @@ vm_check_cpus() {
 	esac
 }
 
+# One finished test as run-suite prints it and scripts/check reads it back
+# (vm_result_records): "[INDEX/TOTAL] NAME ... PASS|FAIL|SKIP SECONDS s",
+# then " (REASON)" if there is one.  INDEX counts from 1; NAME has no blanks.
+#   usage: vm_result_line INDEX TOTAL NAME RESULT SECONDS [REASON]
+vm_result_line() {
+	printf '[%s/%s] %s ... %s %s s%s\n' "$1" "$2" "$3" "$4" "$5" "${6:+ ($6)}"
+}
+
+# The vm_result_line lines of run-suite output file $1, as tab-separated
+# INDEX NAME RESULT SECONDS REASON, one per test in the order the tests
+# were first reported.  A test reported twice (a splat after it ended, a
+# crash right after it) counts with its last line.
+vm_result_records() {
+	tr -d '\r' <"$1" |
+		sed -nE 's/^\[([0-9]+)\/([0-9]+)\] ([^ ]+) \.\.\. (PASS|FAIL|SKIP) ([0-9.]+) s( \((.*)\))?$/\1\t\3\t\4\t\5\t\7/p' |
+		awk -F'\t' '!($1 in rec) { order[++n] = $1 } { rec[$1] = $0 } END { for (i = 1; i <= n; i++) print rec[order[i]] }'
+}
+
 vm_msg() { printf 'vm: %s\n' "$*" >&2; }
 # 125: "the harness itself failed" (as in git bisect run), distinct from
 # any status the guest command can return and from timeout's 124.

@@ -12,8 +12,8 @@ rc=$?
 echo "$out"
 ok=1
 expect() { grep -qE "$1" <<<"$out" || { echo "check-splat-detection: missing: $1"; ok=0; }; }
-expect '^PASS: tests/vm/selftest/pass\.sh '
-expect '^FAIL: tests/vm/selftest/splat\.sh \(kernel splat: WARNING: softrnic harness self-test'
+expect '^\[1/2\] selftest_pass \.\.\. PASS [0-9.]+ s$'
+expect '^\[2/2\] selftest_splat \.\.\. FAIL [0-9.]+ s \(kernel splat: WARNING: softrnic harness self-test'
 expect '^vm: 1 passed, 1 failed, 0 skipped$'
 [ $rc -ne 0 ] || { echo "check-splat-detection: run-suite exited 0 despite a failed test"; ok=0; }
 [ $ok = 1 ] && echo "check-splat-detection: OK (the splat was caught)"

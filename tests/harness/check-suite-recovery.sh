@@ -14,12 +14,12 @@ rc=$?
 echo "$out"
 ok=1
 expect() { grep -qE "$1" <<<"$out" || { echo "check-suite-recovery: missing: $1"; ok=0; }; }
-expect "^PASS: $d/pass\.sh "
-expect "^SKIP: $d/skip\.sh "
-expect "^FAIL: $d/timeout\.sh \(timed out after 5 s"
-expect "^FAIL: $d/hang\.sh \(VM stopped responding"
-expect "^FAIL: $d/panic\.sh \(VM crashed: .*Kernel panic"
-expect "^PASS: $d/after_crash\.sh "
+expect '^\[1/6\] selftest_pass \.\.\. PASS [0-9.]+ s$'
+expect '^\[2/6\] selftest_skip \.\.\. SKIP [0-9.]+ s$'
+expect '^\[3/6\] selftest_timeout \.\.\. FAIL [0-9.]+ s \(timed out after 5 s'
+expect '^\[4/6\] selftest_hang \.\.\. FAIL [0-9.]+ s \(VM stopped responding'
+expect '^\[5/6\] selftest_panic \.\.\. FAIL [0-9.]+ s \(VM crashed: .*Kernel panic'
+expect '^\[6/6\] selftest_after_crash \.\.\. PASS [0-9.]+ s$'
 expect '^vm: 2 passed, 3 failed, 1 skipped$'
 [ $rc -ne 0 ] || { echo "check-suite-recovery: run-suite exited 0 despite failed tests"; ok=0; }
 [ $ok = 1 ] && echo "check-suite-recovery: OK"
