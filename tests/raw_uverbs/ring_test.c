@@ -12,6 +12,9 @@
  *   ring_test DEV disassociate  `rdma link delete DEV` while holding
  *                               objects and mappings
  *   ring_test DEV abandon       exit without destroying anything
+ *   ring_test DEV scribble-rc [ROUNDS]  the same with RC QPs on a RoCE
+ *                               device, each connected to itself over GID
+ *                               0, so scribbled WQEs reach the RC transport
  *   ring_test DEV hostile       prod moved back (iWARP RC), and a thread
  *                               flipping prod, kflags and a CQ's uflags
  *                               while doorbells ring: bounded, QP_FATAL
@@ -57,6 +60,7 @@ struct ctx {
 	int async_fd;
 	uint32_t pd;
 	uint32_t link_type;
+	int rc;				/* RC QPs on a RoCE device too */
 	const char *dev;
 };
 
@@ -73,6 +77,7 @@ struct ucq {
 };
 
 struct uqp {
+	uint8_t type;			/* IBV_QPT_* */
 	uint32_t handle;
 	uint32_t qpn;
 	uint32_t max_inline;
@@ -251,6 +256,7 @@ static int create_qp(struct ctx *c, struct uqp *qp, struct ucq *scq,
 			 sizeof(resp));
 	if (err)
 		return err;
+	qp->type = type;
 	qp->handle = resp.core.qp_handle;
 	qp->qpn = resp.drv.qpn;
 	qp->max_inline = resp.drv.max_inline;
@@ -296,10 +302,88 @@ static int modify_qp(struct ctx *c, struct uqp *qp, enum ibv_qp_state state,
 	return uverbs_cmd(c, IB_USER_VERBS_CMD_MODIFY_QP, &cmd, sizeof(cmd), 0);
 }
 
+/* GID 0 of port 1 of the device, from sysfs. */
+static int read_gid0(struct ctx *c, uint8_t gid[16])
+{
+	char path[256], buf[64];
+	unsigned int w[8];
+	FILE *f;
+	int i, ok;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/0",
+		 c->dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) &&
+	     sscanf(buf, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
+		    &w[4], &w[5], &w[6], &w[7]) == 8;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	for (i = 0; i < 8; i++) {
+		gid[2 * i] = (uint8_t)(w[i] >> 8);
+		gid[2 * i + 1] = (uint8_t)w[i];
+	}
+	return 0;
+}
+
+/*
+ * An RC QP of a RoCE device connected to itself over GID 0: what it
+ * sends comes back to its own RQ through the device's loopback, so its
+ * WQEs go through the whole RC transport.  Short timeouts and retries,
+ * so that a scribbled QP fails fast.
+ */
+static int to_rts_rc_self(struct ctx *c, struct uqp *qp)
+{
+	struct ib_uverbs_modify_qp cmd = {
+		.qp_handle = qp->handle,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	int err;
+
+	cmd.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			IBV_QP_ACCESS_FLAGS;
+	cmd.qp_state = IBV_QPS_INIT;
+	err = uverbs_cmd(c, IB_USER_VERBS_CMD_MODIFY_QP, &cmd, sizeof(cmd), 0);
+	if (err)
+		return err;
+	err = read_gid0(c, cmd.dest.dgid);
+	if (err)
+		return err;
+	cmd.dest.is_global = 1;
+	cmd.dest.hop_limit = 64;
+	cmd.dest.port_num = 1;
+	cmd.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	cmd.qp_state = IBV_QPS_RTR;
+	cmd.path_mtu = IBV_MTU_1024;
+	cmd.dest_qp_num = qp->qpn;
+	cmd.max_dest_rd_atomic = 1;
+	cmd.min_rnr_timer = 1;
+	err = uverbs_cmd(c, IB_USER_VERBS_CMD_MODIFY_QP, &cmd, sizeof(cmd), 0);
+	if (err)
+		return err;
+	cmd.attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+	cmd.qp_state = IBV_QPS_RTS;
+	cmd.timeout = 8;
+	cmd.retry_cnt = 1;
+	cmd.rnr_retry = 1;
+	cmd.max_rd_atomic = 1;
+	return uverbs_cmd(c, IB_USER_VERBS_CMD_MODIFY_QP, &cmd, sizeof(cmd), 0);
+}
+
 static int to_rts(struct ctx *c, struct uqp *qp)
 {
 	int roce = c->link_type == SOFTRNIC_LINK_ROCE;
 	int err;
+
+	if (roce && qp->type == IBV_QPT_RC)
+		return to_rts_rc_self(c, qp);
 
 	err = modify_qp(c, qp, IBV_QPS_INIT, roce ?
 			IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY :
@@ -825,8 +909,8 @@ static void scribble_ring(struct uring *r, int bytes)
 
 static int run_scribble(struct ctx *c, int rounds)
 {
-	uint8_t qpt = c->link_type == SOFTRNIC_LINK_ROCE ? IBV_QPT_UD :
-							   IBV_QPT_RC;
+	uint8_t qpt = c->link_type == SOFTRNIC_LINK_ROCE && !c->rc ?
+		      IBV_QPT_UD : IBV_QPT_RC;
 	struct softrnic_cqe cqe[16];
 	struct ucq scq, rcq;
 	struct uqp qp;
@@ -837,7 +921,7 @@ static int run_scribble(struct ctx *c, int rounds)
 		CHECK(!create_cq(c, &scq, 32, comp_channel(c)), "send CQ");
 		CHECK(!create_cq(c, &rcq, 32, -1), "recv CQ");
 		CHECK(!create_qp(c, &qp, &scq, &rcq, qpt, 16, 16), "QP");
-		to_rts(c, &qp);
+		CHECK(!to_rts(c, &qp), "RTS");
 		for (j = 0; j < 64; j++) {
 			switch (rnd() % 8) {
 			case 0:
@@ -851,8 +935,13 @@ static int run_scribble(struct ctx *c, int rounds)
 					      1 + rnd() % 64);
 				break;
 			case 3:
-				post_send(c, &qp, j, SOFTRNIC_WR_SEND,
-					  SOFTRNIC_WQE_F_SIGNALED, NULL);
+				/*
+				 * RC: zero-length SENDs, which need no MR and
+				 * fit the zero-SGE receives, so they travel.
+				 */
+				post_send_sge(c, &qp, j, SOFTRNIC_WR_SEND,
+					      SOFTRNIC_WQE_F_SIGNALED,
+					      c->rc ? 0 : 1, NULL);
 				break;
 			case 4:
 				post_recv(c, &qp, j);
@@ -1034,7 +1123,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon|scribble [ROUNDS]|hostile]\n");
+		fprintf(stderr, "usage: ring_test DEV [basic|disassociate|abandon|scribble[-rc] [ROUNDS]|hostile]\n");
 		return 2;
 	}
 	err = open_dev(&c, argv[1]);
@@ -1048,6 +1137,10 @@ int main(int argc, char **argv)
 		run_abandon(&c);
 	else if (!strcmp(mode, "scribble"))
 		run_scribble(&c, argc > 3 ? atoi(argv[3]) : 200);
+	else if (!strcmp(mode, "scribble-rc")) {
+		c.rc = 1;
+		run_scribble(&c, argc > 3 ? atoi(argv[3]) : 200);
+	}
 	else if (!strcmp(mode, "hostile"))
 		run_hostile(&c);
 	else
