@@ -293,6 +293,16 @@ static enum ib_wc_opcode softrnic_wc_opcode(u8 opcode)
 	}
 }
 
+/*
+ * For poll_cq on a kernel CQ, under cq->lock: no reference is taken; the
+ * QP cannot go away while one of its CQEs is in the CQ.
+ */
+static struct softrnic_qp *softrnic_qp_from_qpn(struct softrnic_dev *sdev,
+						u32 qpn)
+{
+	return xa_load(&sdev->qp_xa, qpn);
+}
+
 static void softrnic_cqe_to_wc(struct softrnic_dev *sdev,
 			       const struct softrnic_cqe *cqe, struct ib_wc *wc)
 {

@@ -47,15 +47,6 @@ void softrnic_qp_put(struct softrnic_qp *qp)
 		complete(&qp->released);
 }
 
-/*
- * For poll_cq on a kernel CQ, under cq->lock: no reference is taken; the
- * QP cannot go away while one of its CQEs is in the CQ.
- */
-struct softrnic_qp *softrnic_qp_from_qpn(struct softrnic_dev *sdev, u32 qpn)
-{
-	return xa_load(&sdev->qp_xa, qpn);
-}
-
 static int softrnic_qp_check_init(struct softrnic_dev *sdev,
 				  const struct ib_qp_init_attr *init)
 {

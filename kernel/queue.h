@@ -369,7 +369,6 @@ int softrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		      int mask, struct ib_qp_init_attr *init);
 struct softrnic_qp *softrnic_qp_get(struct softrnic_dev *sdev, u32 qpn);
 void softrnic_qp_put(struct softrnic_qp *qp);
-struct softrnic_qp *softrnic_qp_from_qpn(struct softrnic_dev *sdev, u32 qpn);
 
 /* qp_state.c */
 int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
