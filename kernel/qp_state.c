@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The QP state machine: modify_qp, the move to ERR and the events it
- * raises.  Every state change happens under qp->mutex; other contexts
- * read qp->state with READ_ONCE and report errors through
- * softrnic_qp_error(), which the QP's worker turns into a state change.
+ * raises, and the QP's work item, which acts on the state.  Every state
+ * change happens under qp->mutex; other contexts read qp->state with
+ * READ_ONCE and report errors through softrnic_qp_error(), which the
+ * QP's worker turns into a state change.
  *
  * A modify either applies completely or not at all: every attribute is
  * checked before anything is stored.
@@ -265,4 +266,75 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/* What the move to ERR noted (LAST_WQE_REACHED), without the mutex. */
 	softrnic_qp_raise_events(qp);
 	return 0;
+}
+
+/*
+ * What the QP's work item does, qp->mutex held: pending errors, then, by
+ * state, SQ consumption or flushing, until no error is pending.  Returns
+ * true if the SQ budget ran out and the worker should run again.  The
+ * caller raises events after dropping qp->mutex, so a handler may call
+ * back into verbs on this QP.  Also run by the SQ doorbell of a process
+ * (post.c): an error the wire reported while the doorbell transmitted
+ * (a NAK in the softirq of its own transmit) moves the QP to ERR before
+ * the system call returns, as it did when the worker transmitted.
+ */
+bool softrnic_qp_run(struct softrnic_qp *qp)
+{
+	bool again = false;
+
+	lockdep_assert_held(&qp->mutex);
+	for (;;) {
+		if (test_and_clear_bit(SOFTRNIC_QP_FATAL_PENDING, &qp->flags)) {
+			clear_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags);
+			if (qp->state != IB_QPS_RESET &&
+			    qp->state != IB_QPS_ERR) {
+				set_bit(SOFTRNIC_QP_EV_FATAL, &qp->flags);
+				softrnic_qp_to_error(qp);
+			}
+		}
+		if (test_and_clear_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags) &&
+		    qp->state != IB_QPS_RESET)
+			softrnic_qp_to_error(qp);
+
+		/* In ERR this is the doorbell: flush what was posted since. */
+		if (qp->state == IB_QPS_ERR)
+			softrnic_qp_flush(qp);
+		else if (qp->state == IB_QPS_RTS)
+			again = softrnic_sq_drain(qp);
+		if (!test_bit(SOFTRNIC_QP_FATAL_PENDING, &qp->flags) &&
+		    !test_bit(SOFTRNIC_QP_ERR_PENDING, &qp->flags))
+			break;
+	}
+	return again;
+}
+
+/*
+ * With qp->mutex held (taken by the worker or the doorbell): run the QP
+ * unless it is dying, drop the mutex, raise the events it produced and
+ * queue the worker if the SQ budget ran out.
+ */
+void softrnic_qp_run_unlock(struct softrnic_qp *qp)
+{
+	bool again;
+
+	lockdep_assert_held(&qp->mutex);
+	if (test_bit(SOFTRNIC_QP_DYING, &qp->flags)) {
+		mutex_unlock(&qp->mutex);
+		return;
+	}
+	again = softrnic_qp_run(qp);
+	mutex_unlock(&qp->mutex);
+
+	softrnic_qp_raise_events(qp);
+	if (again)
+		softrnic_qp_kick(qp);
+}
+
+/* The QP's work item. */
+void softrnic_qp_work(struct work_struct *work)
+{
+	struct softrnic_qp *qp = container_of(work, struct softrnic_qp, work);
+
+	mutex_lock(&qp->mutex);
+	softrnic_qp_run_unlock(qp);
 }

@@ -375,6 +375,10 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		       int mask, struct ib_udata *udata);
 void softrnic_qp_to_error(struct softrnic_qp *qp);
 void softrnic_qp_raise_events(struct softrnic_qp *qp);
+/* The QP's work item: pending errors, then flush (ERR) or SQ (RTS). */
+void softrnic_qp_work(struct work_struct *work);
+bool softrnic_qp_run(struct softrnic_qp *qp);
+void softrnic_qp_run_unlock(struct softrnic_qp *qp);
 
 /* post.c: verbs post_send / post_recv, kernel rings and doorbells */
 int softrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -384,11 +388,8 @@ int softrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int softrnic_rqe_from_wr(const struct ib_recv_wr *wr, u32 max_sge, void *slot);
 
 /* sq_worker.c */
-void softrnic_qp_work(struct work_struct *work);
 void softrnic_qp_kick(struct softrnic_qp *qp);
 bool softrnic_sq_drain(struct softrnic_qp *qp);
-bool softrnic_qp_run(struct softrnic_qp *qp);
-void softrnic_qp_run_unlock(struct softrnic_qp *qp);
 /*
  * Completion of SQ WQE @index (the wire, or the core for local WQEs);
  * any context.  CQEs are produced in SQ order.  A status other than
