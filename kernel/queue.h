@@ -159,6 +159,8 @@ struct softrnic_srq {
 	/* The event handler runs from here, never under our locks (srq.c). */
 	struct tasklet_struct notify;
 	unsigned long ev_pending;	/* SOFTRNIC_SRQ_EV_* bits */
+#define SOFTRNIC_SRQ_EV_ERR	0
+#define SOFTRNIC_SRQ_EV_LIMIT	1
 
 	spinlock_t post_lock;		/* kernel producers */
 	u32 prod;
@@ -195,14 +197,6 @@ int softrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int softrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int softrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr);
-
-/*
- * Take the next receive WQE of an SRQ (for the wire's receive path; any
- * context).  0: *out holds it; -ENOENT: none posted (RNR); -EIO: the SRQ
- * is in the error state (a corrupt ring puts it there, IB_EVENT_SRQ_ERR).
- * Raises IB_EVENT_SRQ_LIMIT_REACHED when the armed limit is crossed.
- */
-int softrnic_srq_get(struct softrnic_srq *srq, struct softrnic_krqe *out);
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs (qp.c, qp_state.c, post.c, sq_worker.c, flush.c, rq.c) */
@@ -417,6 +411,13 @@ void softrnic_qp_discard(struct softrnic_qp *qp);
 
 /* rq.c */
 int softrnic_rq_get(struct softrnic_qp *qp, struct softrnic_krqe *out);
+/*
+ * Take the next receive WQE of an SRQ (for the wire's receive path; any
+ * context).  0: *out holds it; -ENOENT: none posted (RNR); -EIO: the SRQ
+ * is in the error state (a corrupt ring puts it there, IB_EVENT_SRQ_ERR).
+ * Raises IB_EVENT_SRQ_LIMIT_REACHED when the armed limit is crossed.
+ */
+int softrnic_srq_get(struct softrnic_srq *srq, struct softrnic_krqe *out);
 int softrnic_krqe_copy(const struct softrnic_ring *ring, u32 counter,
 		       u32 max_sge, struct softrnic_krqe *out);
 

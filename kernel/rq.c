@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receive WQEs for the wire: taking the next one from a QP's RQ (or its
- * SRQ, srq.c).  The RQ consumer is the transport's receive path, which
- * may run in softirq context; qp->rq_lock serializes it with the flush.
+ * Receive WQEs for the wire: taking the next one from a QP's RQ or from
+ * its SRQ.  The consumer is the transport's receive path, which may run
+ * in softirq context; qp->rq_lock serializes it with the flush, srq->lock
+ * the QPs of an SRQ.
  *
  * A WQE is copied out once and validated before its cons is published;
  * from then on the slot belongs to the producer again and the wire works
@@ -63,5 +64,48 @@ int softrnic_rq_get(struct softrnic_qp *qp, struct softrnic_krqe *out)
 
 	if (err == -EIO)
 		softrnic_qp_error(qp, true);
+	return err;
+}
+
+int softrnic_srq_get(struct softrnic_srq *srq, struct softrnic_krqe *out)
+{
+	struct softrnic_ring *ring = &srq->ring;
+	bool limit_hit = false, broke = false;
+	unsigned long flags;
+	int err = 0;
+	u32 prod;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->error) {
+		err = -EIO;
+		goto out;
+	}
+	prod = softrnic_ring_load_prod(ring);
+	if (!sr_ring_sane(prod, srq->cons, ring->num_slots) ||
+	    (prod != srq->cons &&
+	     softrnic_krqe_copy(ring, srq->cons, srq->max_sge, out))) {
+		srq->error = true;
+		softrnic_ring_kflags(ring, SOFTRNIC_KFLAG_ERROR, 0);
+		broke = true;
+		err = -EIO;
+		goto out;
+	}
+	if (prod == srq->cons) {
+		err = -ENOENT;
+		goto out;
+	}
+	softrnic_ring_store_cons(ring, ++srq->cons);
+	if (sr_srq_limit_hit(prod - srq->cons, srq->limit)) {
+		srq->limit = 0;
+		limit_hit = true;
+	}
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (broke)
+		set_bit(SOFTRNIC_SRQ_EV_ERR, &srq->ev_pending);
+	if (limit_hit)
+		set_bit(SOFTRNIC_SRQ_EV_LIMIT, &srq->ev_pending);
+	if (broke || limit_hit)
+		tasklet_schedule(&srq->notify);
 	return err;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Shared receive queues: one ring of receive WQEs that the wire takes
- * from on behalf of any QP attached to the SRQ (softrnic_srq_get).
+ * from on behalf of any QP attached to the SRQ (softrnic_srq_get, rq.c).
  *
  * The limit: modify_srq(IB_SRQ_LIMIT) arms it; when a consumption leaves
  * fewer WQEs posted than the limit, IB_EVENT_SRQ_LIMIT_REACHED is raised
@@ -11,9 +11,6 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "queue.h"
-
-#define SOFTRNIC_SRQ_EV_ERR	0
-#define SOFTRNIC_SRQ_EV_LIMIT	1
 
 static void softrnic_srq_event(struct softrnic_srq *srq,
 			       enum ib_event_type type)
@@ -178,48 +175,5 @@ int softrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 
 	if (err)
 		*bad_wr = wr;
-	return err;
-}
-
-int softrnic_srq_get(struct softrnic_srq *srq, struct softrnic_krqe *out)
-{
-	struct softrnic_ring *ring = &srq->ring;
-	bool limit_hit = false, broke = false;
-	unsigned long flags;
-	int err = 0;
-	u32 prod;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	if (srq->error) {
-		err = -EIO;
-		goto out;
-	}
-	prod = softrnic_ring_load_prod(ring);
-	if (!sr_ring_sane(prod, srq->cons, ring->num_slots) ||
-	    (prod != srq->cons &&
-	     softrnic_krqe_copy(ring, srq->cons, srq->max_sge, out))) {
-		srq->error = true;
-		softrnic_ring_kflags(ring, SOFTRNIC_KFLAG_ERROR, 0);
-		broke = true;
-		err = -EIO;
-		goto out;
-	}
-	if (prod == srq->cons) {
-		err = -ENOENT;
-		goto out;
-	}
-	softrnic_ring_store_cons(ring, ++srq->cons);
-	if (sr_srq_limit_hit(prod - srq->cons, srq->limit)) {
-		srq->limit = 0;
-		limit_hit = true;
-	}
-out:
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (broke)
-		set_bit(SOFTRNIC_SRQ_EV_ERR, &srq->ev_pending);
-	if (limit_hit)
-		set_bit(SOFTRNIC_SRQ_EV_LIMIT, &srq->ev_pending);
-	if (broke || limit_hit)
-		tasklet_schedule(&srq->notify);
 	return err;
 }
