@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The key table: one xarray per device maps key index -> struct
- * softrnic_mkey for every MR and MW, and this file turns keys into
- * referenced MRs for the data path.
+ * softrnic_mkey for every MR and MW (mem_access.c turns keys into
+ * referenced MRs for the data path).
  *
  * Publication: an object is fully initialised, then stored in its slot
  * (xa_store is a release; xa_load an RCU dereference).  Removal: the slot
@@ -136,68 +136,6 @@ struct softrnic_mkey *softrnic_mkey_get(struct softrnic_dev *sdev, u32 key)
 	return mk;
 }
 
-static struct softrnic_mr *softrnic_key_resolve(struct softrnic_dev *sdev,
-						u32 key, struct softrnic_pd *pd,
-						u32 qpn, int access, u64 *iova,
-						u64 length, bool remote)
-{
-	struct softrnic_mkey *mk;
-	struct softrnic_mr *mr;
-	int err;
-
-	if (!sr_access_request_valid(access, remote))
-		return ERR_PTR(-EINVAL);
-
-	mk = softrnic_mkey_get(sdev, key);
-	if (!mk)
-		return ERR_PTR(-ENOENT);
-
-	if (mk->kind == SOFTRNIC_MKEY_MR) {
-		mr = container_of(mk, struct softrnic_mr, mk);
-		softrnic_mr_access_begin(mr);
-		err = softrnic_mr_check(mr, key, pd, access, *iova, length);
-		if (err) {
-			softrnic_mr_put(mr);
-			return ERR_PTR(err);
-		}
-		return mr;
-	}
-
-	/* A window's rkey is no lkey: locally it names nothing. */
-	if (!remote) {
-		softrnic_mkey_put(mk);
-		return ERR_PTR(-ENOENT);
-	}
-	mr = softrnic_win_resolve(container_of(mk, struct softrnic_win, mk),
-				  key, pd, qpn, access, iova, length);
-	softrnic_mkey_put(mk);
-	return mr;
-}
-
-struct softrnic_mr *softrnic_mr_get(struct softrnic_dev *sdev, u32 key,
-				    struct softrnic_pd *pd, int access,
-				    u64 iova, u64 length, bool remote)
-{
-	return softrnic_key_resolve(sdev, key, pd, SOFTRNIC_NO_QPN, access,
-				    &iova, length, remote);
-}
-
-struct softrnic_mr *softrnic_rkey_get(const struct ib_qp *qp, u32 rkey,
-				      int access, u64 *iova, u64 length)
-{
-	return softrnic_key_resolve(to_sdev(qp->device), rkey,
-				    to_spd(qp->pd), qp->qp_num, access, iova,
-				    length, true);
-}
-
-void softrnic_mr_put(struct softrnic_mr *mr)
-{
-	/* the access's copies before the count that invalidation waits on */
-	smp_mb__before_atomic();
-	atomic_dec(&mr->inflight);
-	softrnic_mkey_put(&mr->mk);
-}
-
 /*
  * The checks every invalidation starts with (IBTA 10.6.7): @key names
  * this very key (index and key byte), the key is not INVALID, and the
@@ -211,36 +149,4 @@ int softrnic_mkey_inv_check(const struct softrnic_mkey *mk, u32 key,
 	if (mk->pd != pd)
 		return -EPERM;
 	return 0;
-}
-
-static int softrnic_key_invalidate(struct softrnic_dev *sdev,
-				   struct softrnic_pd *pd, u32 qpn, u32 key)
-{
-	struct softrnic_mkey *mk;
-	int err;
-
-	mk = softrnic_mkey_get(sdev, key);
-	if (!mk)
-		return -ENOENT;
-	if (mk->kind == SOFTRNIC_MKEY_MR)
-		err = softrnic_mr_invalidate(container_of(mk, struct softrnic_mr,
-							  mk), key, pd);
-	else
-		err = softrnic_win_invalidate(sdev,
-					      container_of(mk, struct softrnic_win,
-							   mk), key, pd, qpn);
-	softrnic_mkey_put(mk);
-	return err;
-}
-
-int softrnic_mr_local_inv(struct softrnic_pd *pd, u32 key)
-{
-	return softrnic_key_invalidate(to_sdev(pd->ibpd.device), pd,
-				       SOFTRNIC_NO_QPN, key);
-}
-
-int softrnic_mem_invalidate(const struct ib_qp *qp, u32 key)
-{
-	return softrnic_key_invalidate(to_sdev(qp->device), to_spd(qp->pd),
-				       qp->qp_num, key);
 }

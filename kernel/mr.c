@@ -504,6 +504,14 @@ int softrnic_mr_invalidate(struct softrnic_mr *mr, u32 key,
 /* Data path                                                             */
 /* -------------------------------------------------------------------- */
 
+void softrnic_mr_put(struct softrnic_mr *mr)
+{
+	/* the access's copies before the count that invalidation waits on */
+	smp_mb__before_atomic();
+	atomic_dec(&mr->inflight);
+	softrnic_mkey_put(&mr->mk);
+}
+
 /*
  * Check a referenced MR against an access: exact @key (0: any), VALID,
  * @pd (NULL: any), rights, bounds.  The fields are read as one snapshot.
@@ -687,43 +695,6 @@ int softrnic_mr_copy(struct softrnic_mr *mr, u64 iova, void *buf, u64 len,
 
 	return softrnic_mr_walk(mr, iova, len, dir == SOFTRNIC_COPY_TO_MR,
 				softrnic_copy_chunk, &c);
-}
-
-int softrnic_copy_sges(struct softrnic_dev *sdev, struct softrnic_pd *pd,
-		       const struct softrnic_sge *sge, u32 num_sge,
-		       u64 offset, void *buf, u64 len,
-		       enum softrnic_copy_dir dir)
-{
-	int access = dir == SOFTRNIC_COPY_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
-	u8 *p = buf;
-	u32 i;
-
-	for (i = 0; i < num_sge && len; i++) {
-		u64 slen = sge[i].length, addr = sge[i].addr, chunk;
-		struct softrnic_mr *mr;
-		int err;
-
-		if (offset >= slen) {
-			offset -= slen;
-			continue;
-		}
-		/* An SGE that wraps could alias a valid address. */
-		if (slen > U64_MAX - addr)
-			return -ERANGE;
-		chunk = min(slen - offset, len);
-		mr = softrnic_mr_get(sdev, sge[i].lkey, pd, access,
-				     addr + offset, chunk, false);
-		if (IS_ERR(mr))
-			return PTR_ERR(mr);
-		err = softrnic_mr_copy(mr, addr + offset, p, chunk, dir);
-		softrnic_mr_put(mr);
-		if (err)
-			return err;
-		p += chunk;
-		len -= chunk;
-		offset = 0;
-	}
-	return len ? -ERANGE : 0;
 }
 
 struct softrnic_atomic_ctx {
