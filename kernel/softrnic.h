@@ -223,7 +223,7 @@ int softrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void softrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
 void softrnic_disassociate_ucontext(struct ib_ucontext *ibuc);
 
-/* keys.c: per-device state of the memory objects */
+/* queue_ops.c, keys.c: per-device state of the queue and memory objects */
 int softrnic_queues_init(struct softrnic_dev *sdev);
 void softrnic_queues_fini(struct softrnic_dev *sdev);
 void softrnic_mem_init(struct softrnic_dev *sdev);
