@@ -278,7 +278,7 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
  * (a NAK in the softirq of its own transmit) moves the QP to ERR before
  * the system call returns, as it did when the worker transmitted.
  */
-bool softrnic_qp_run(struct softrnic_qp *qp)
+static bool softrnic_qp_run(struct softrnic_qp *qp)
 {
 	bool again = false;
 

@@ -371,7 +371,6 @@ void softrnic_qp_to_error(struct softrnic_qp *qp);
 void softrnic_qp_raise_events(struct softrnic_qp *qp);
 /* The QP's work item: pending errors, then flush (ERR) or SQ (RTS). */
 void softrnic_qp_work(struct work_struct *work);
-bool softrnic_qp_run(struct softrnic_qp *qp);
 void softrnic_qp_run_unlock(struct softrnic_qp *qp);
 
 /* post.c: verbs post_send / post_recv, kernel rings and doorbells */
