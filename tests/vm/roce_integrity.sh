@@ -32,55 +32,12 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 
-build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
-integ=$build/softrnic-integrity
-[ -x "$integ" ] || die "$integ not built (make userspace)"
-if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
-	export RDMAV_DRIVERS=$build/provider/libsoftrnic
-fi
+integrity_setup
 have_softrnic || skip "softrnic.ko not built"
 
 roce_pair_up
 wait_gid g roce0 "$GID6_0"
 wait_gid g roce1 "$GID6_1"
-
-port=18700
-# pair NAME WHERE SRV_DEV CLI_DEV [ARGS...]: server on SRV_DEV, client on
-# CLI_DEV, ARGS for both; WHERE = peer: server in netns peer, client here;
-# init: the other way round.  Output in /tmp/NAME.{srv,cli}; status: 0 if
-# both ends exit 0, else the client's status or 100 (server failed).
-pair() {
-	local name=$1 where=$2 sdev=$3 cdev=$4 spfx cpfx addr spid rc=0
-	shift 4
-	port=$((port + 1))
-	if [ "$where" = peer ]; then
-		spfx=in_peer cpfx="" addr=10.0.0.2
-	else
-		spfx="" cpfx=in_peer addr=10.0.0.1
-	fi
-	# 60 s: a normal pair takes a few seconds; a stalled one must fail
-	# (with its diagnostics) well inside the test's timeout
-	$spfx "$integ" -d "$sdev" -p $port --timeout 60 "$@" >"/tmp/$name.srv" 2>&1 &
-	spid=$!
-	wait_listen "$spfx" $port $spid || { cat "/tmp/$name.srv"; die "$name: server did not start"; }
-	$cpfx "$integ" -d "$cdev" -p $port --timeout 60 "$@" $addr >"/tmp/$name.cli" 2>&1 || rc=$?
-	wait $spid || { [ $rc = 0 ] && rc=100; }
-	return $rc
-}
-
-show() {
-	sed 's/^/    server: /' "/tmp/$1.srv"
-	sed 's/^/    client: /' "/tmp/$1.cli"
-}
-
-# integrity NAME WHERE SRV_DEV CLI_DEV [ARGS...]: a pair that must pass
-integrity() {
-	local name=$1
-	local rc=0
-	pair "$@" || rc=$?
-	[ $rc = 0 ] || { show "$name"; die "$name: data or completions wrong (status $rc)"; }
-	log "$name: $(tail -n 1 "/tmp/$name.cli") ($(grep -o '[0-9.]* s, [0-9.]* MB/s' "/tmp/$name.cli"))"
-}
 
 seed() { echo "${SOFTRNIC_INTEGRITY_SEED:-$1}"; }
 
@@ -96,15 +53,15 @@ netem_off() {
 }
 
 # --- the checker finds damage ------------------------------------------------
-pair selftest peer roce1 roce0 -n 32 -m 64K -s 7 --selftest-fault data,guard,atomic,imm
+integrity_pair selftest peer roce1 roce0 -n 32 -m 64K -s 7 --selftest-fault data,guard,atomic,imm
 rc=$?
-[ $rc = 1 ] || { show selftest; die "selftest: damaged batch not reported (status $rc)"; }
+[ $rc = 1 ] || { integrity_show selftest; die "selftest: damaged batch not reported (status $rc)"; }
 for what in "bytes wrong" "guard bytes overwritten" "atomic target" "CRC-32 of the received data"; do
 	grep -q "ERROR: .*$what" /tmp/selftest.srv ||
-		{ show selftest; die "selftest: no '$what' report"; }
+		{ integrity_show selftest; die "selftest: no '$what' report"; }
 done
 grep -q "^integrity: .* [1-9][0-9]* errors$" /tmp/selftest.cli ||
-	{ show selftest; die "selftest: the client's totals miss the server's errors"; }
+	{ integrity_show selftest; die "selftest: the client's totals miss the server's errors"; }
 log "selftest: damaged data, guard, atomic value and immediate all reported"
 
 # --- softrnic <-> softrnic ---------------------------------------------------
@@ -170,15 +127,15 @@ tc qdisc add dev sr0 parent 1:3 handle 30: netem loss 100% || die "tc netem"
 tc filter add dev sr0 parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff \
 	match ip dport 4791 0xffff flowid 1:3 || die "tc filter"
 hole=(-n 20 -m 4K --qp-timeout 12 --retry-cnt 2 -s "$(seed 0x1007)")
-pair blackhole peer roce1 roce0 "${hole[@]}" --expect-errors ||
-	{ show blackhole; die "blackhole: --expect-errors run failed (status $?)"; }
+integrity_pair blackhole peer roce1 roce0 "${hole[@]}" --expect-errors ||
+	{ integrity_show blackhole; die "blackhole: --expect-errors run failed (status $?)"; }
 grep -q "RETRY_EXC\|retries ran out" /tmp/blackhole.cli /tmp/blackhole.srv ||
-	{ show blackhole; die "blackhole: no IBV_WC_RETRY_EXC_ERR reported"; }
+	{ integrity_show blackhole; die "blackhole: no IBV_WC_RETRY_EXC_ERR reported"; }
 grep -q "^integrity: .* [1-9][0-9]* errors$" /tmp/blackhole.cli ||
-	{ show blackhole; die "blackhole: no errors counted"; }
+	{ integrity_show blackhole; die "blackhole: no errors counted"; }
 log "blackhole: $(tail -n 1 /tmp/blackhole.cli), as documented"
-pair blackhole2 peer roce1 roce0 "${hole[@]}" &&
-	{ show blackhole2; die "blackhole: passed without --expect-errors"; }
+integrity_pair blackhole2 peer roce1 roce0 "${hole[@]}" &&
+	{ integrity_show blackhole2; die "blackhole: passed without --expect-errors"; }
 netem_off
 
 # --- softrnic <-> rdma_rxe ---------------------------------------------------

@@ -110,3 +110,64 @@ pair_run() {
 # run_pair TIMEOUT "SERVER CMD" "CLIENT CMD": server in the peer
 # namespace, client here.
 run_pair() { pair_run in_peer "" "$@"; }
+
+# ---- softrnic-integrity pairs (tests/vm/progs/integrity.cpp):
+# roce_integrity.sh, fault_kill.sh
+
+# integrity_setup: $integ, the tool; with SOFTRNIC_USERSPACE_BUILD, that
+# tree's tool and provider.
+integrity_setup() {
+	local build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
+	integ=$build/softrnic-integrity
+	[ -x "$integ" ] || die "$integ not built (make userspace)"
+	if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
+		export RDMAV_DRIVERS=$build/provider/libsoftrnic
+	fi
+}
+
+INTEGRITY_PORT=18700
+# integrity_ends WHERE: spfx, cpfx and addr for a pair.  WHERE = peer:
+# server in netns peer, client here; init: the other way round; loop:
+# both here, the client connecting to this host's own address.
+integrity_ends() {
+	case $1 in
+	peer) spfx=in_peer cpfx="" addr=10.0.0.2 ;;
+	init) spfx="" cpfx=in_peer addr=10.0.0.1 ;;
+	loop) spfx="" cpfx="" addr=10.0.0.1 ;;
+	*) die "integrity_ends: WHERE is peer, init or loop, not $1" ;;
+	esac
+}
+
+# integrity_pair NAME WHERE SRV_DEV CLI_DEV [ARGS...]: server on SRV_DEV,
+# client on CLI_DEV, ARGS for both (see integrity_ends for WHERE).  Output
+# in /tmp/NAME.{srv,cli}; status: 0 if both ends exit 0, else the
+# client's status or 100 (server failed).
+integrity_pair() {
+	local name=$1 where=$2 sdev=$3 cdev=$4 spfx cpfx addr spid rc=0
+	shift 4
+	INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
+	integrity_ends "$where"
+	# 60 s: a normal pair takes a few seconds; a stalled one must fail
+	# (with its diagnostics) well inside the test's timeout
+	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout 60 "$@" >"/tmp/$name.srv" 2>&1 &
+	spid=$!
+	wait_listen "$spfx" $INTEGRITY_PORT $spid ||
+		{ cat "/tmp/$name.srv"; die "$name: server did not start"; }
+	$cpfx "$integ" -d "$cdev" -p $INTEGRITY_PORT --timeout 60 "$@" $addr >"/tmp/$name.cli" 2>&1 || rc=$?
+	wait $spid || { [ $rc = 0 ] && rc=100; }
+	return $rc
+}
+
+integrity_show() {
+	sed 's/^/    server: /' "/tmp/$1.srv"
+	sed 's/^/    client: /' "/tmp/$1.cli"
+}
+
+# integrity NAME WHERE SRV_DEV CLI_DEV [ARGS...]: a pair that must pass
+integrity() {
+	local name=$1
+	local rc=0
+	integrity_pair "$@" || rc=$?
+	[ $rc = 0 ] || { integrity_show "$name"; die "$name: data or completions wrong (status $rc)"; }
+	log "$name: $(tail -n 1 "/tmp/$name.cli") ($(grep -o '[0-9.]* s, [0-9.]* MB/s' "/tmp/$name.cli"))"
+}
