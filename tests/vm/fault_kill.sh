@@ -39,7 +39,7 @@ kill_case() {
 	local name=$1 where=$2 sdev=$3 cdev=$4 victim=$5 spfx cpfx addr
 	local spid cpid vpid opid t0 rc=0 delay
 	INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
-	integrity_ends "$where"
+	pair_ends "$where"
 	rm -f "/tmp/$name.info"
 	# Far more operations than fit in the time before the kill.
 	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout 120 -n 1000000 -m 256K \

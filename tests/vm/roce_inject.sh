@@ -20,13 +20,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 
-build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
-integ=$build/softrnic-integrity
-inject=$build/softrnic-inject
-[ -x "$integ" ] && [ -x "$inject" ] || die "$integ or $inject not built (make userspace)"
-if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
-	export RDMAV_DRIVERS=$build/provider/libsoftrnic
-fi
+integrity_setup
+userspace_prog inject softrnic-inject
 have_softrnic || skip "softrnic.ko not built"
 
 # The packets are what their categories claim, by kernel/proto's own ICRC

@@ -13,8 +13,7 @@
 
 have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
-integ=$SOFTRNIC_ROOT/build/userspace/softrnic-integrity
-[ -x "$integ" ] || die "$integ not built (make userspace)"
+integrity_setup
 
 # Both veth ends in init_net: sr0 10.0.0.1 fd00::1, sr1 10.0.0.2 fd00::2.
 local_setup() {

@@ -19,12 +19,7 @@
 . "$(dirname "$0")/roce/lib.sh"
 have_softrnic || skip "softrnic.ko not built"
 
-build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
-integ=$build/softrnic-integrity
-[ -x "$integ" ] || die "$integ not built (make userspace)"
-if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
-	export RDMAV_DRIVERS=$build/provider/libsoftrnic
-fi
+integrity_setup
 
 GIDV_0=0000:0000:0000:0000:0000:ffff:0a00:0a01 # 10.0.10.1
 GIDV_1=0000:0000:0000:0000:0000:ffff:0a00:0a02 # 10.0.10.2
@@ -43,9 +38,9 @@ rdma_pkts() {
 }
 
 port=18800
-# integrity NAME SRV_DEV SRV_GID CLI_DEV CLI_GID ARGS...: softrnic-integrity,
+# gid_integrity NAME SRV_DEV SRV_GID CLI_DEV CLI_GID ARGS...: softrnic-integrity,
 # server in peer
-integrity() {
+gid_integrity() {
 	local name=$1 sdev=$2 sgid=$3 cdev=$4 cgid=$5 spid rc=0
 	shift 5
 	port=$((port + 1))
@@ -113,7 +108,7 @@ retry_until 20 sh -c '[ -z "$(ip -6 addr show dev sr0.10 scope link tentative)" 
 retry_until 20 in_peer sh -c '[ -z "$(ip -6 addr show dev sr1.10 scope link tentative)" ]'
 a_run() {
 	pingpongs rocev1 0 rocev0 0
-	integrity vlan-a rocev1 0 rocev0 0 -n 100 -m 128K -s 0x3001
+	gid_integrity vlan-a rocev1 0 rocev0 0 -n 100 -m 128K -s 0x3001
 }
 tagged "A (rdma link on sr0.10/sr1.10)" rocev0 rocev1 a_run
 rdma link delete rocev0 || die "delete rocev0"
@@ -127,7 +122,7 @@ wait_gid gb1 roce1 "$GIDV_1"
 log "roce0 GID $gb0 (10.0.10.1), roce1 GID $gb1 (10.0.10.2)"
 b_run() {
 	pingpongs roce1 "$gb1" roce0 "$gb0"
-	integrity vlan-b roce1 "$gb1" roce0 "$gb0" -n 100 -m 128K -s 0x3002
+	gid_integrity vlan-b roce1 "$gb1" roce0 "$gb0" -n 100 -m 128K -s 0x3002
 }
 tagged "B (VLAN GIDs on roce0/roce1)" roce0 roce1 b_run
 
@@ -138,7 +133,7 @@ rdma link add rxe0 type rxe netdev sr0 || die "add rxe0"
 wait_gid gx0 rxe0 "$GIDV_0"
 x_run() {
 	pingpongs roce1 "$gb1" rxe0 "$gx0"
-	integrity vlan-rxe roce1 "$gb1" rxe0 "$gx0" -n 100 -m 128K -s 0x3003
+	gid_integrity vlan-rxe roce1 "$gb1" rxe0 "$gx0" -n 100 -m 128K -s 0x3003
 }
 tagged "B with rxe0 on sr0" rxe0 roce1 x_run
 

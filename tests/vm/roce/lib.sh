@@ -114,39 +114,44 @@ run_pair() { pair_run in_peer "" "$@"; }
 # ---- softrnic-integrity pairs (tests/vm/progs/integrity.cpp):
 # roce_integrity.sh, fault_kill.sh
 
-# integrity_setup: $integ, the tool; with SOFTRNIC_USERSPACE_BUILD, that
-# tree's tool and provider.
-integrity_setup() {
+# userspace_prog VAR NAME: VAR := the test program NAME of this tree's
+# userspace build, or with SOFTRNIC_USERSPACE_BUILD of that tree, whose
+# provider is then used too.
+userspace_prog() {
 	local build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
-	integ=$build/softrnic-integrity
-	[ -x "$integ" ] || die "$integ not built (make userspace)"
+	[ -x "$build/$2" ] || die "$build/$2 not built (make userspace)"
 	if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
 		export RDMAV_DRIVERS=$build/provider/libsoftrnic
 	fi
+	printf -v "$1" '%s' "$build/$2"
 }
 
-INTEGRITY_PORT=18700
-# integrity_ends WHERE: spfx, cpfx and addr for a pair.  WHERE = peer:
-# server in netns peer, client here; init: the other way round; loop:
-# both here, the client connecting to this host's own address.
-integrity_ends() {
+# integrity_setup: $integ, the tool.
+integrity_setup() { userspace_prog integ softrnic-integrity; }
+
+# pair_ends WHERE: spfx, cpfx and addr for a server/client pair of
+# processes.  WHERE = peer: server in netns peer, client here; init: the
+# other way round; loop: both here, the client connecting to this host's
+# own address.
+pair_ends() {
 	case $1 in
 	peer) spfx=in_peer cpfx="" addr=10.0.0.2 ;;
 	init) spfx="" cpfx=in_peer addr=10.0.0.1 ;;
 	loop) spfx="" cpfx="" addr=10.0.0.1 ;;
-	*) die "integrity_ends: WHERE is peer, init or loop, not $1" ;;
+	*) die "pair_ends: WHERE is peer, init or loop, not $1" ;;
 	esac
 }
 
+INTEGRITY_PORT=18700
 # integrity_pair NAME WHERE SRV_DEV CLI_DEV [ARGS...]: server on SRV_DEV,
-# client on CLI_DEV, ARGS for both (see integrity_ends for WHERE).  Output
+# client on CLI_DEV, ARGS for both (see pair_ends for WHERE).  Output
 # in /tmp/NAME.{srv,cli}; status: 0 if both ends exit 0, else the
 # client's status or 100 (server failed).
 integrity_pair() {
 	local name=$1 where=$2 sdev=$3 cdev=$4 spfx cpfx addr spid rc=0
 	shift 4
 	INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
-	integrity_ends "$where"
+	pair_ends "$where"
 	# 60 s: a normal pair takes a few seconds; a stalled one must fail
 	# (with its diagnostics) well inside the test's timeout
 	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout 60 "$@" >"/tmp/$name.srv" 2>&1 &

@@ -2,28 +2,18 @@
 # softrnic-rcsem (tests/vm/progs/rc_semantics.cpp) between two processes;
 # source after lib.sh and roce/lib.sh.
 
-rcsem_build=${SOFTRNIC_USERSPACE_BUILD:-$SOFTRNIC_ROOT/build/userspace}
-RCSEM=$rcsem_build/softrnic-rcsem
-[ -x "$RCSEM" ] || die "$RCSEM not built (make userspace)"
-if [ -n "${SOFTRNIC_USERSPACE_BUILD:-}" ]; then
-	export RDMAV_DRIVERS=$rcsem_build/provider/libsoftrnic
-fi
+userspace_prog RCSEM softrnic-rcsem
 
 rcsem_port=18600
 # rcsem NAME WHERE SRV_DEV CLI_DEV [CLIENT ARGS...]: the responder (server)
-# on SRV_DEV, the requester (client) on CLI_DEV; WHERE = peer: server in
-# netns peer, client here; init: the other way round.  Output in
-# /tmp/NAME.{srv,cli}, shown if it fails.  Status: the client's, or 100
-# if only the server failed.
+# on SRV_DEV, the requester (client) on CLI_DEV; WHERE as for pair_ends
+# (roce/lib.sh).  Output in /tmp/NAME.{srv,cli}, shown if it fails.
+# Status: the client's, or 100 if only the server failed.
 rcsem() {
 	local name=$1 where=$2 sdev=$3 cdev=$4 spfx cpfx addr spid rc=0 sargs=()
 	shift 4
 	rcsem_port=$((rcsem_port + 1))
-	if [ "$where" = peer ]; then
-		spfx=in_peer cpfx="" addr=10.0.0.2
-	else
-		spfx="" cpfx=in_peer addr=10.0.0.1
-	fi
+	pair_ends "$where"
 	[ -n "${RCSEM_SERVER_ARGS:-}" ] && read -ra sargs <<<"$RCSEM_SERVER_ARGS"
 	$spfx "$RCSEM" -d "$sdev" -p $rcsem_port --timeout "${RCSEM_TIMEOUT:-150}" "${sargs[@]}" \
 		>"/tmp/$name.srv" 2>&1 &
