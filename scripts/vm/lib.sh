@@ -338,12 +338,19 @@ vm_pick_console() {
 # lpj: the second vCPU otherwise calibrates its delay loop, ~0.2 s under
 # TCG; the value (host MHz * 1e6 / CONFIG_HZ) only matters for delay loops,
 # which the kernel runs on the TSC anyway.
+# A kernel of one's own (SOFTRNIC_VM_KERNEL) may need parameters of its
+# own: the words of the file "cmdline" beside its image, if there is one
+# (scripts/vm/debug-kernel writes it), go on the line too.
 vm_cmdline() {
-	local kver=$1 mhz hz lpj=
+	local kver=$1 mhz hz lpj= own=
 	mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo 2>/dev/null)
 	hz=$(sed -n 's/^CONFIG_HZ=//p' "$(vm_kconfig "$kver")" 2>/dev/null)
 	[ -n "$mhz" ] && [ -n "$hz" ] && [ "$mhz" -gt 0 ] && lpj=" lpj=$((mhz * 1000000 / hz))"
-	printf '%s' "console=ttyS0 panic=-1 oops=panic tsc=reliable log_buf_len=16M$lpj" \
+	if [ -n "${SOFTRNIC_VM_KERNEL:-}" ] && [ -r "$(dirname "$SOFTRNIC_VM_KERNEL")/cmdline" ]; then
+		own=$(tr -s '\n\t' '  ' <"$(dirname "$SOFTRNIC_VM_KERNEL")/cmdline")
+		own=" ${own% }"
+	fi
+	printf '%s' "console=ttyS0 panic=-1 oops=panic tsc=reliable log_buf_len=16M$lpj$own" \
 		" softrnic_vm.root=$VM_ROOT" "${VM_CWD_SHARE:+ softrnic_vm.cwd=$VM_CWD_SHARE}" \
 		" ${SOFTRNIC_VM_APPEND:-}"
 }
