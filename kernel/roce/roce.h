@@ -163,6 +163,7 @@ struct roce_batch {
 	u32 seg_len;			/* length of its first packet */
 	u32 max_len;			/* UDP payload it may grow to */
 	u32 max_segs;
+	bool loop_drain;		/* its sender drains the loop queue */
 };
 
 void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,

@@ -24,7 +24,8 @@
  * the queue takes no lock.
  *
  * A transmit from task context with BH on (a doorbell, the QP's work
- * item) drains the queue itself before it turns BH back on: the place
+ * item; for a requester, also between its batches) drains the queue
+ * itself before it turns BH back on: the place
  * where the softirq would run, holding nothing of ours, minus the
  * softirq and NAPI round trip, which costs about a tenth of a short
  * message's time under TCG.  What its own receive transmits in turn
@@ -138,8 +139,9 @@ bool roce_loop_drain_begin(bool outer)
 }
 
 /*
- * After roce_loop_drain_begin() returned true, BH still off, no lock of
- * ours held: receive what this CPU queued, and what that transmits.
+ * After roce_loop_drain_begin() returned true, BH still off, no spinlock
+ * of ours held (a QP's mutex may be: the receive path takes none):
+ * receive what this CPU queued, and what that transmits.
  */
 void roce_loop_drain(void)
 {

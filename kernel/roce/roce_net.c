@@ -892,16 +892,22 @@ static bool roce_batch_fits(const struct roce_batch *b, u32 len)
 
 /*
  * After a packet was added to @b: send @b if a packet as long as its
- * first would not fit any more; between batches, let this CPU's softirqs
- * (the receive of what was sent) run.  BH off.
+ * first would not fit any more; between batches, receive what this CPU
+ * looped (b->loop_drain: roce_loop_drain_begin() returned true for the
+ * sender) and let this CPU's softirqs run.  BH off, no spinlock of ours
+ * held.
  */
 void roce_batch_next(struct softrnic_qp *qp, struct roce_batch *b)
 {
 	if (b->skb && !roce_batch_fits(b, b->seg_len))
 		roce_batch_xmit(qp, b);
 	if (!b->skb) {
+		if (b->loop_drain)
+			roce_loop_drain();
 		local_bh_enable();
 		local_bh_disable();
+		if (b->loop_drain)
+			b->loop_drain = roce_loop_drain_begin(true);
 	}
 }
 

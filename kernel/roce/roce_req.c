@@ -477,7 +477,7 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	struct roce_req *req = &rqp->req;
 	unsigned int budget = ROCE_TX_BUDGET;
 	const struct softrnic_sqe *sqe;
-	bool more = false, kick_sq;
+	bool more = false, kick_sq, outer;
 	struct roce_batch b = { };
 	struct roce_txpkt t;
 	unsigned long flags;
@@ -490,12 +490,18 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	 * doorbell's process context could otherwise move to the other CPU
 	 * in between and put packets in that CPU's backlog, behind or ahead
 	 * of the rest (a sequence NAK).  Enabled between batches, so the
-	 * receive softirq runs in between as before.
+	 * receive softirq runs in between as before.  From task context
+	 * (a doorbell, the work item) what the transmit looped back to this
+	 * host is received right here before BH is on (roce_loop.c).
 	 */
+	outer = !in_interrupt();
 	local_bh_disable();
+	b.loop_drain = roce_loop_drain_begin(outer);
 	spin_lock_irqsave(&req->lock, flags);
 	if (req->tx_busy) {
 		spin_unlock_irqrestore(&req->lock, flags);
+		if (b.loop_drain)
+			roce_loop_drain();
 		local_bh_enable();
 		return;
 	}
@@ -561,6 +567,8 @@ static void __roce_req_tx(struct roce_qp *rqp, bool work)
 	kick_sq = req->tx_slot_wait;
 	req->tx_slot_wait = false;
 	spin_unlock_irqrestore(&req->lock, flags);
+	if (b.loop_drain)
+		roce_loop_drain();
 	local_bh_enable();
 
 	if (more)
