@@ -69,12 +69,34 @@ unreferenced object 0xffff888106f2a200 (size 512):
     [<ffffffff81a2b3c4>] kmalloc_trace+0x26/0x90
     [<ffffffffc0a01234>] softrnic_alloc_qp+0x51/0x2a0 [softrnic]
     [<ffffffff8200abcd>] ib_create_qp_user+0x97/0x830
+unreferenced object 0xffff888106f2b000 (size 128):
+  comm "rdma", pid 313, jiffies 4294895100 (age 11.000s)
+  backtrace:
+    [<00000000a1b2c3d4>] kmalloc_trace+0x26/0x90
+    [<000000005e5e5e5e>] 0xffffffffc0a01234
+    [<00000000f00dcafe>] ib_create_qp_user+0x97/0x830
+unreferenced object 0xffff888106f2c000 (size 64):
+  comm "modprobe", pid 400, jiffies 4294895200 (age 10.000s)
+  backtrace:
+    [<00000000a1b2c3d4>] kmalloc_trace+0x26/0x90
+    [<0000000012345678>] 0xffffffffc0b00010
+    [<00000000f00dcafe>] do_one_initcall+0x97/0x830
 REP
-ours=$(vm_kmemleak_sort "$tmp/report" "$tmp/log")
-[ "$ours" = 'kmemleak: unreferenced object 0xffff888106f2a200 (size 512): (softrnic)' ] ||
+# What guest-suite records: softrnic was at c0a00000..c0a6c000 (and
+# softrnic_qtest right after it); nothing of ours at c0b00000.
+printf '%s\n' 'softrnic ffffffffc0a00000 ffffffffc0a6c000' \
+	'softrnic_qtest ffffffffc0a6c000 ffffffffc0a80000' >"$tmp/ranges"
+ours=$(vm_kmemleak_sort "$tmp/report" "$tmp/log" "$tmp/ranges")
+[ "$ours" = 'kmemleak: unreferenced object 0xffff888106f2a200 (size 512): (softrnic)
+kmemleak: unreferenced object 0xffff888106f2b000 (size 128): (softrnic)' ] ||
 	fail "kmemleak: ours reported as: '$ours'"
-[ "$(grep -c '^----- kmemleak: a leak of ours' "$tmp/log")" = 1 ] || fail "kmemleak: log lacks our leak"
-[ "$(grep -c '^----- kmemleak: a leak, not ours' "$tmp/log")" = 1 ] || fail "kmemleak: log lacks the other leak"
+[ "$(grep -c '^----- kmemleak: a leak of ours' "$tmp/log")" = 2 ] || fail "kmemleak: log lacks our leaks"
+[ "$(grep -c '^----- kmemleak: a leak, not ours' "$tmp/log")" = 2 ] || fail "kmemleak: log lacks the other leaks"
+grep -q 'lies where softrnic was loaded' "$tmp/log" || fail "kmemleak: the unloaded module is not named"
+# Without the ranges, an unloaded module's frame is nobody's.
+: >"$tmp/log"
+ours=$(vm_kmemleak_sort "$tmp/report" "$tmp/log")
+[ "$(wc -l <<<"$ours")" = 1 ] || fail "kmemleak: without ranges, ours: '$ours'"
 grep -q acpi_os_allocate_zeroed "$tmp/log" || fail "kmemleak: the other leak's backtrace is not logged"
 
 [ $ok = 1 ] && echo "check-splat-patterns: OK"
