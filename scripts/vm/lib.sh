@@ -80,15 +80,20 @@ vm_kmemleak_sort() {
 		END { flush() }' "$1"
 }
 
-# Append to file $1 the address range of every module of ours (softrnic,
+# Append to file $1 the address ranges of every module of ours (softrnic,
 # softrnic_*) now in /proc/modules that the file does not list yet, as
-# vm_kmemleak_sort reads them: "NAME START END".  /proc/modules gives the
-# core's base and its size (core plus init while the module is still
-# loading: a range a little too long, never too short).  Builtins only:
-# guest-suite runs it every 0.1 s on the debug kernel.
+# vm_kmemleak_sort reads them: "NAME START END".  The core: base and size
+# from /proc/modules (core plus init while the module is still loading: a
+# range a little too long, never too short).  The init code, freed once
+# module_init has run (an allocation straight from module_init has its
+# frame there): "NAME.init", from .init.text's address in
+# /sys/module/NAME/sections (which outlives the init code) to the next
+# init section above it (init sections share one allocation, text first),
+# or the end of .init.text's page.  $2: a root other than / (the host's
+# self-test).  Builtins only: guest-suite runs it every 0.1 s.
 declare -A VM_MODRANGES_SEEN=()
 vm_modranges_note() {
-	local name size _refs _deps _state addr key
+	local root=${2:-} name size _refs _deps _state addr key ia a ie f
 	while read -r name size _refs _deps _state addr _; do
 		case $name in softrnic | softrnic_*) ;; *) continue ;; esac
 		case $addr in 0x*) ;; *) continue ;; esac
@@ -96,7 +101,19 @@ vm_modranges_note() {
 		[ -z "${VM_MODRANGES_SEEN[$key]:-}" ] || continue
 		VM_MODRANGES_SEEN[$key]=1
 		printf '%s %016x %016x\n' "$name" "$addr" "$((addr + size))" >>"$1"
-	done </proc/modules
+		ia=
+		read -r ia 2>/dev/null <"$root/sys/module/$name/sections/.init.text" || continue
+		case $ia in 0x*) ;; *) continue ;; esac
+		# Kernel addresses have the top bit set: signed comparison
+		# orders them as unsigned would.
+		ie=$(((ia + 4096) & ~4095))
+		for f in "$root/sys/module/$name/sections"/.init*; do
+			read -r a 2>/dev/null <"$f" || continue
+			case $a in 0x*) ;; *) continue ;; esac
+			((a > ia && a < ie)) && ie=$a
+		done
+		printf '%s.init %016x %016x\n' "$name" "$ia" "$ie" >>"$1"
+	done <"$root/proc/modules"
 }
 
 # The guest's network hardware (VM_NICS, from SOFTRNIC_VM_NICS or a test's

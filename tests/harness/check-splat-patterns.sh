@@ -99,5 +99,26 @@ ours=$(vm_kmemleak_sort "$tmp/report" "$tmp/log")
 [ "$(wc -l <<<"$ours")" = 1 ] || fail "kmemleak: without ranges, ours: '$ours'"
 grep -q acpi_os_allocate_zeroed "$tmp/log" || fail "kmemleak: the other leak's backtrace is not logged"
 
+# What guest-suite records, from a fake /proc and /sys: softrnic's core
+# and init text (which ends where .init.data starts), a test module with
+# only .init.text (its page), nothing for others, nothing twice.
+mkdir -p "$tmp/root/proc" "$tmp/root/sys/module/softrnic/sections" \
+	"$tmp/root/sys/module/softrnic_qtest/sections"
+printf '%s\n' 'ib_uverbs 180224 1 - Live 0xffffffffc0100000' \
+	'softrnic 442368 0 ib_uverbs, Live 0xffffffffc0255000 (O)' \
+	'softrnic_qtest 16384 0 - Live 0xffffffffc0300000 (O)' >"$tmp/root/proc/modules"
+echo 0xffffffffc02c1000 >"$tmp/root/sys/module/softrnic/sections/.init.text"
+echo 0xffffffffc02c1180 >"$tmp/root/sys/module/softrnic/sections/.init.data"
+echo 0xffffffffc02c1140 >"$tmp/root/sys/module/softrnic/sections/.init_array"
+echo 0xffffffffc0255000 >"$tmp/root/sys/module/softrnic/sections/.text"
+echo 0xffffffffc0305000 >"$tmp/root/sys/module/softrnic_qtest/sections/.init.text"
+vm_modranges_note "$tmp/rec" "$tmp/root"
+vm_modranges_note "$tmp/rec" "$tmp/root"
+want='softrnic ffffffffc0255000 ffffffffc02c1000
+softrnic.init ffffffffc02c1000 ffffffffc02c1140
+softrnic_qtest ffffffffc0300000 ffffffffc0304000
+softrnic_qtest.init ffffffffc0305000 ffffffffc0306000'
+[ "$(cat "$tmp/rec")" = "$want" ] || fail "vm_modranges_note recorded: '$(cat "$tmp/rec")'"
+
 [ $ok = 1 ] && echo "check-splat-patterns: OK"
 [ $ok = 1 ]
