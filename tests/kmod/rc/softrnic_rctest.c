@@ -307,6 +307,30 @@ static enum ib_qp_state wait_state(struct ib_qp *qp, enum ib_qp_state want)
 	return st;
 }
 
+/*
+ * The port counter @name of @dev (what `rdma statistic` shows), or
+ * U64_MAX if it has none: a positive sign that the device handled a
+ * packet, where a test would otherwise sleep and hope.
+ */
+static u64 hw_counter(struct ib_device *dev, const char *name)
+{
+	struct rdma_hw_stats *st;
+	u64 v = U64_MAX;
+	int i, n;
+
+	if (!dev->ops.alloc_hw_port_stats || !dev->ops.get_hw_stats)
+		return v;
+	st = dev->ops.alloc_hw_port_stats(dev, 1);
+	if (!st)
+		return v;
+	n = dev->ops.get_hw_stats(dev, st, 1, st->num_counters);
+	for (i = 0; i < n && i < st->num_counters; i++)
+		if (!strcmp(st->descs[i].name, name))
+			v = st->value[i];
+	rdma_free_hw_stats_struct(st);
+	return v;
+}
+
 /* ------------------------------------------------------------------ */
 /* Posting and polling                                                 */
 /* ------------------------------------------------------------------ */
@@ -1806,7 +1830,18 @@ static void test_big_fast_reg(void)
 		      (wc.status == IB_WC_SUCCESS ||
 		       wc.status == IB_WC_REM_ACCESS_ERR),
 		      "WRITE during dereg: status %d", wc.status);
-		msleep(20);
+		/*
+		 * A WRITE that succeeded: once the responder has answered a
+		 * READ posted after it, every packet of the WRITE that was
+		 * going to land has landed.  One that failed left the
+		 * responder in ERR before its NAK, so nothing lands after.
+		 */
+		if (wc.status == IB_WC_SUCCESS) {
+			sge.length = 8;
+			CHECK(rdma_op(p.qp[0], IB_WR_RDMA_READ, &sge, 1,
+				      S[1].dma, S[1].pd->unsafe_global_rkey) ==
+			      IB_WC_SUCCESS, "READ after the WRITE");
+		}
 		for (i = 0, bad = -1; i < BIG_PAGES && bad < 0; i++)
 			if (memchr_inv(page_address(pg[i] + 1), 0x5a,
 				       PAGE_SIZE))
@@ -1845,6 +1880,7 @@ static void test_recv_variants(void)
 	struct ib_wc wc;
 	struct pair p;
 	int i, got, before = atomic_read(&failures);
+	u64 rnr0;
 
 	srq = ib_create_srq(S[1].pd, &sa);
 	if (!CHECK(!IS_ERR(srq), "ib_create_srq"))
@@ -1949,8 +1985,13 @@ static void test_recv_variants(void)
 	wr = (struct ib_send_wr){ .wr_id = 0x5555, .opcode = IB_WR_SEND,
 				  .send_flags = IB_SEND_SIGNALED,
 				  .sg_list = &sge, .num_sge = 1 };
+	rnr0 = hw_counter(S[1].dev, "rnr_naks_sent");
 	CHECK(!post(p.qp[0], &wr), "post SEND");
-	msleep(50);
+	/* The responder has seen the SEND and refused it: not merely late. */
+	for (i = 0; i < 2000 && hw_counter(S[1].dev, "rnr_naks_sent") == rnr0; i++)
+		usleep_range(500, 1000);
+	CHECK(hw_counter(S[1].dev, "rnr_naks_sent") != rnr0,
+	      "no RNR NAK for a SEND without a receive");
 	CHECK(ib_poll_cq(S[0].cq, 1, &wc) == 0, "SEND completed without a receive");
 	rsge[0] = (struct ib_sge){ .addr = S[1].dma + 4096, .length = 2000,
 				   .lkey = S[1].pd->local_dma_lkey };
@@ -2377,30 +2418,55 @@ static void test_sq_semantics(void)
 			fr_free(f);
 	}
 
-	/* Solicited-only arming across the wire. */
+	/*
+	 * Solicited-only arming across the wire.  First an unsolicited
+	 * SEND alone: its receive completion is polled (so the arm was
+	 * looked at), then the QPs and the CQ are destroyed; destroy_cq
+	 * waits for a handler call already scheduled, so a wrong one has
+	 * been counted by the time it returns.
+	 */
+	rsge.addr = S[1].dma;
+	rsge.length = 4096;
+	swr = (struct ib_send_wr){ .wr_id = 0x601, .opcode = IB_WR_SEND,
+				   .send_flags = IB_SEND_SIGNALED,
+				   .sg_list = &sge, .num_sge = 1 };
+	sge.addr = S[0].dma;
+	sge.length = 16;
+	ncq = ib_create_cq(S[1].dev, notify_comp, NULL, NULL, &cqa);
+	if (!CHECK(!IS_ERR(ncq), "CQ"))
+		goto out;
+	if (!CHECK(!pair_new_cq(&p, S[1].pd, S[0].cq, S[0].cq, S[1].cq, ncq),
+		   "pair")) {
+		ib_destroy_cq(ncq);
+		goto out;
+	}
+	CHECK(!post_recv(p.qp[1], 0x5ff, &rsge, 1), "recv");
+	atomic_set(&notify_calls, 0);
+	CHECK(!ib_req_notify_cq(ncq, IB_CQ_SOLICITED), "arm solicited");
+	CHECK(!post(p.qp[0], &swr), "SEND");
+	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	expect_wc(ncq, 0x5ff, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	ib_destroy_qp(p.qp[0]);
+	ib_destroy_qp(p.qp[1]);
+	cq_discard(S[0].cq);
+	ib_destroy_cq(ncq);
+	CHECK(atomic_read(&notify_calls) == 0,
+	      "unsolicited SEND fired a solicited-only arm");
+
+	/* Then an unsolicited SEND and a solicited one behind it. */
 	ncq = ib_create_cq(S[1].dev, notify_comp, NULL, NULL, &cqa);
 	if (!CHECK(!IS_ERR(ncq), "CQ"))
 		goto out;
 	if (!CHECK(!pair_new_cq(&p, S[1].pd, S[0].cq, S[0].cq, S[1].cq, ncq),
 		   "pair"))
 		goto out_cq;
-	rsge.addr = S[1].dma;
-	rsge.length = 4096;
 	for (i = 0; i < 4; i++)
 		CHECK(!post_recv(p.qp[1], 0x600 + i, &rsge, 1), "recv");
 	atomic_set(&notify_calls, 0);
 	atomic_set(&notify_irqs_off, 0);
 	CHECK(!ib_req_notify_cq(ncq, IB_CQ_SOLICITED), "arm solicited");
-	swr = (struct ib_send_wr){ .wr_id = 0x601, .opcode = IB_WR_SEND,
-				   .send_flags = IB_SEND_SIGNALED,
-				   .sg_list = &sge, .num_sge = 1 };
-	sge.addr = S[0].dma;
-	sge.length = 16;
 	CHECK(!post(p.qp[0], &swr), "SEND");
 	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
-	msleep(20);
-	CHECK(atomic_read(&notify_calls) == 0,
-	      "unsolicited SEND fired a solicited-only arm");
 	swr.send_flags |= IB_SEND_SOLICITED;
 	CHECK(!post(p.qp[0], &swr), "SEND solicited");
 	expect_wc(S[0].cq, 0x601, IB_WC_SUCCESS, IB_WC_SEND, NULL);
