@@ -270,7 +270,7 @@ static enum softrnic_sq_step softrnic_sq_step(struct softrnic_qp *qp)
 	}
 
 	xmit = qp->sdev->wire->sq_xmit;
-	/* No transport (the iWARP wire, so far): posted until a flush. */
+	/* A wire with no transmit (wire->sq_xmit NULL): posted until a flush. */
 	if (!xmit)
 		return SOFTRNIC_SQ_STALL;
 	index = softrnic_sq_start(qp, wqe);
