@@ -121,8 +121,8 @@ check:
 	scripts/check
 
 # The VM suites under the debug kernel (KASAN, lockdep, kmemleak, UBSAN...;
-# scripts/vm/debug-kernel builds it once per machine, ~30-60 min on 2
-# cores), with softrnic.ko and the test modules built against it and a
+# scripts/vm/debug-kernel builds it once per machine, ~20 min on 2
+# cores at load ~2, far longer when they are busy), with softrnic.ko and the test modules built against it and a
 # kmemleak scan after each suite.  Not part of `check`.  Afterwards the
 # modules in the tree are the debug kernel's: `make` rebuilds them for
 # Debian's.
