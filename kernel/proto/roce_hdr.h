@@ -70,6 +70,17 @@ struct roce_bth {
 #define ROCE_BTH_RESV8A_MASK	0xff000000U
 #define ROCE_BTH_ACKREQ		0x80000000U
 #define ROCE_DEFAULT_PKEY	0xffffU
+#define ROCE_PKEY_FULL		0x8000U	/* membership bit */
+
+/*
+ * Do P_Keys @a and @b match (IBTA 10.9.3)?  The same partition (low 15
+ * bits), and at least one of them a full member.
+ */
+static inline bool roce_pkey_match(__u16 a, __u16 b)
+{
+	return !((a ^ b) & ~ROCE_PKEY_FULL & 0xffffU) &&
+	       ((a | b) & ROCE_PKEY_FULL);
+}
 
 static inline __u8 roce_bth_opcode(const struct roce_bth *bth)
 {

@@ -78,6 +78,7 @@ enum roce_counter {
 	ROCE_CNT_DROP_QKEY,		/* UD: Q_Key (or P_Key) mismatch */
 	ROCE_CNT_DROP_NO_RECV,		/* UD: no receive WQE posted */
 	ROCE_CNT_DROP_QP_STATE,		/* UD: QP not ready to receive */
+	ROCE_CNT_DROP_PKEY,		/* BTH P_Key not in our table */
 	ROCE_CNT_NR,
 };
 

@@ -217,6 +217,14 @@ static void roce_rcv_deliver(struct roce_dev *rdev, struct sk_buff *skb,
 	struct softrnic_dev *sdev = rdev->sdev;
 	const u32 bth_off = sizeof(struct udphdr);
 
+	/*
+	 * Every packet's P_Key, of any transport (IBTA 9.6.1.1): the
+	 * default partition is the only one in our table.
+	 */
+	if (!roce_pkey_match(pkt->pkey, ROCE_DEFAULT_PKEY)) {
+		roce_count(sdev, ROCE_CNT_DROP_PKEY, 1);
+		goto drop;
+	}
 	if (pkt->info->transport == ROCE_TRANSPORT_UD) {
 		roce_ud_rcv(sdev, qp, pkt, skb, bth_off);
 		return;

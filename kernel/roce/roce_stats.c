@@ -44,6 +44,7 @@ static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_DROP_QKEY].name = "rx_drop_bad_qkey",
 	[ROCE_CNT_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
 	[ROCE_CNT_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[ROCE_CNT_DROP_PKEY].name = "rx_drop_bad_pkey",
 };
 
 struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -254,9 +254,7 @@ bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		return false;
 	}
 	ud = roce_ud(qp);
-	/* The default partition is the only one we are a member of. */
-	if ((pkt->pkey & 0x7fff) != (ROCE_DEFAULT_PKEY & 0x7fff) ||
-	    pkt->deth.qkey != READ_ONCE(qp->attr.qkey)) {
+	if (pkt->deth.qkey != READ_ONCE(qp->attr.qkey)) {
 		roce_count(sdev, ROCE_CNT_DROP_QKEY, 1);
 		return false;
 	}

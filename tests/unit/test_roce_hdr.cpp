@@ -400,3 +400,15 @@ TEST_CASE("FLUSH: what the responder makes of the FETH", "[roce_hdr][flush]")
 	STATIC_REQUIRE(ROCE_FLUSH_SEL_RANGE == SOFTRNIC_FLUSH_RANGE);
 	STATIC_REQUIRE(ROCE_FLUSH_SEL_MR == SOFTRNIC_FLUSH_MR);
 }
+
+TEST_CASE("P_Key match: one partition, at least one full member", "[roce_hdr]")
+{
+	CHECK(roce_pkey_match(0xffff, ROCE_DEFAULT_PKEY));
+	CHECK(roce_pkey_match(0x7fff, ROCE_DEFAULT_PKEY)); /* limited member */
+	CHECK(roce_pkey_match(0xffff, 0x7fff));
+	CHECK_FALSE(roce_pkey_match(0x7fff, 0x7fff)); /* two limited members */
+	CHECK_FALSE(roce_pkey_match(0x1234, ROCE_DEFAULT_PKEY));
+	CHECK_FALSE(roce_pkey_match(0x8000, ROCE_DEFAULT_PKEY));
+	CHECK_FALSE(roce_pkey_match(0xfffe, ROCE_DEFAULT_PKEY));
+	CHECK(roce_pkey_match(0x8001, 0x0001));
+}

@@ -2,7 +2,7 @@
 # Crafted RoCEv2 packets at a live softrnic RC QP (softrnic-inject,
 # tests/vm/progs/inject.cpp): truncated headers, bad ICRCs, reserved and
 # UC/RD/XRC opcodes, TVer != 0, bad pad counts and lengths, unknown QPNs,
-# spoofed sources, stale responses, duplicate and ahead-of-window PSNs,
+# P_Keys of another partition, spoofed sources, stale responses, duplicate and ahead-of-window PSNs,
 # oversized payloads, well-formed controls and random bytes, UD and MADs
 # at the GSI QP, over IPv4 and IPv6.  Checks: no crash and no kernel splat (run-suite), each category is
 # counted under its drop reason in `rdma statistic show link roce1/1` and
@@ -66,13 +66,14 @@ dup_ack acks_sent
 seq_nak seq_naks_sent
 nak naks_sent
 bad_qkey rx_drop_bad_qkey
+bad_pkey rx_drop_bad_pkey
 mad_length rx_drop_length
 ud_recv ud_recvs
 EOF2
 # these may only move when a category expects them to
 strict="rx_drop_truncated rx_drop_bad_icrc rx_drop_transport rx_drop_opcode rx_drop_tver
 	rx_drop_pad rx_drop_length rx_drop_unknown_qp rx_drop_bad_address rx_drop_out_of_window
-	rx_drop_bad_qkey tx_drop_no_route duplicate_requests naks_sent rnr_naks_sent"
+	rx_drop_bad_qkey rx_drop_bad_pkey tx_drop_no_route duplicate_requests naks_sent rnr_naks_sent"
 
 # settled DEV FILE: counters once two readings 0.1 s apart agree.
 settled() {
@@ -185,7 +186,7 @@ for fam in 4 6; do
 	mtu=$(info "v$fam" mtu)
 	log "IPv$fam target: roce1 QP $qpn, expected PSN $epsn, path MTU $mtu"
 	for cat in empty truncated bad_icrc opcode transport tver pad length unknown_qp \
-		bad_address out_of_window duplicate ahead oversized valid ud; do
+		bad_pkey bad_address out_of_window duplicate ahead oversized valid ud; do
 		inject_check "$dst" "$qpn" "$epsn" "$mtu" "$cat"
 	done
 	inject_check "$dst" "$qpn" "$epsn" "$mtu" random --random 3000 --seed "$fam"

@@ -39,6 +39,9 @@
  *                  one, ATOMIC WRITE payload other than 8 bytes
  *   unknown_qp     well-formed requests and an ACK to QPNs that do not
  *                  exist (or are not RC: QP1)
+ *   bad_pkey       well-formed requests and an ACK whose P_Key matches
+ *                  no key of ours (the default partition's 0xffff), the
+ *                  SENDs at the expected PSN: none may be executed
  *   bad_address    well-formed packets from an address that is not the
  *                  QP's peer (--spoof, default: the source with bit 7 of
  *                  its last byte flipped, on the same subnet)
@@ -83,8 +86,8 @@
  *
  * Output: `inject: CATEGORY N packets` per category, then one line per
  * expected outcome, `expect OUTCOME N`, where OUTCOME is one of truncated,
- * bad_icrc, transport, opcode, tver, pad, length, unknown_qp, bad_address,
- * out_of_window, bad_qkey, mad_length (drops), ud_recv (delivered to
+ * bad_icrc, transport, opcode, tver, pad, length, unknown_qp, bad_pkey,
+ * bad_address, out_of_window, bad_qkey, mad_length (drops), ud_recv (delivered to
  * a UD QP; for QP1, to ib_mad), duplicate (duplicate requests, not executed),
  * dup_ack (ACKs for duplicates that asked for one), seq_nak (at least one
  * sequence NAK), nak (Invalid Request NAKs), any_drop (dropped for one of
@@ -675,6 +678,25 @@ void cat_unknown_qp(Ctx &c)
 	c.send(build(req(ROCE_RC_RDMA_WRITE_ONLY, 0xfffffc, psn), bytes(16)), "unknown_qp");
 }
 
+void cat_bad_pkey(Ctx &c)
+{
+	uint32_t psn = c.t.have_epsn ? c.t.epsn : 0;
+	for (uint16_t k : {0x1234, 0x8000, 0xfffe, 0x0000}) {
+		roce_pkt p = req(ROCE_RC_SEND_ONLY, c.t.qpn, psn);
+		p.pkey = k;
+		c.send(build(p, bytes(16)), "bad_pkey");
+	}
+	roce_pkt w = req(ROCE_RC_RDMA_WRITE_ONLY, c.t.qpn, psn);
+	w.pkey = 0x1234;
+	c.send(build(w, bytes(16)), "bad_pkey");
+	roce_pkt r = req(ROCE_RC_RDMA_READ_REQUEST, c.t.qpn, psn);
+	r.pkey = 0x1234;
+	c.send(build(r, {}), "bad_pkey");
+	roce_pkt a = req(ROCE_RC_ACKNOWLEDGE, c.t.qpn, 0);
+	a.pkey = 0x1234;
+	c.send(build(a, {}), "bad_pkey");
+}
+
 void cat_bad_address(Ctx &c)
 {
 	uint32_t psn = c.t.have_epsn ? c.dup(0) : 0;
@@ -978,7 +1000,7 @@ void cat_ud(Ctx &c)
 	p.deth.qkey = qp1_qkey;
 	roce_pkt k = p;
 	k.pkey = 0x1234;
-	c.send(build(k, bytes(256)), "bad_qkey");
+	c.send(build(k, bytes(256)), "bad_pkey");
 	c.send(build(p, bytes(260)), "mad_length");
 	c.send(build(p, bytes(1024)), "mad_length");
 	for (uint32_t q : {0xabcdefu, 0x7ffffeu, 0xffffffu}) {
@@ -1021,6 +1043,7 @@ const Category categories[] = {
     {"pad", false, true},
     {"length", false, true},
     {"unknown_qp", false, true},
+    {"bad_pkey", false, true},
     {"bad_address", false, true},
     {"out_of_window", false, true},
     {"duplicate", true, true},
@@ -1233,6 +1256,8 @@ int main(int argc, char **argv)
 			cat_length(ctx);
 		else if (name == "unknown_qp")
 			cat_unknown_qp(ctx);
+		else if (name == "bad_pkey")
+			cat_bad_pkey(ctx);
 		else if (name == "bad_address")
 			cat_bad_address(ctx);
 		else if (name == "out_of_window")
