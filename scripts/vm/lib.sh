@@ -405,7 +405,7 @@ vm_pick_console() {
 # own: the words of the file "cmdline" beside its image, if there is one
 # (scripts/vm/debug-kernel writes it), go on the line too.
 vm_cmdline() {
-	local kver=$1 mhz hz lpj= own=
+	local kver=$1 mhz hz lpj='' own=''
 	mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo 2>/dev/null)
 	hz=$(sed -n 's/^CONFIG_HZ=//p' "$(vm_kconfig "$kver")" 2>/dev/null)
 	[ -n "$mhz" ] && [ -n "$hz" ] && [ "$mhz" -gt 0 ] && lpj=" lpj=$((mhz * 1000000 / hz))"
