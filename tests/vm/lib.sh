@@ -66,15 +66,17 @@ assert_eq() {
 }
 
 # try_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds
-# (status 0) or SECONDS (may be fractional) have passed (status 1).  For
-# state that settles asynchronously: port state, device removal, ...
+# (status 0) or SECONDS (may be fractional) times SOFTRNIC_VM_TIMEOUT_SCALE
+# (run-suite's, e.g. 3 under the debug kernel) have passed (status 1).
+# For state that settles asynchronously: port state, device removal, ...
 try_until() {
 	local limit=$1 int frac end
 	shift
 	# Deadline in microseconds (EPOCHREALTIME without its dot).
 	int=${limit%%.*} frac=${limit#"$int"}
 	frac=${frac#.}000000
-	end=$((${EPOCHREALTIME/./} + ${int:-0} * 1000000 + 10#${frac:0:6}))
+	end=$(((${int:-0} * 1000000 + 10#${frac:0:6}) * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+	end=$((${EPOCHREALTIME/./} + end))
 	while :; do
 		"$@" && return 0
 		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
