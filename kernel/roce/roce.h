@@ -75,7 +75,7 @@ enum roce_counter {
 	ROCE_CNT_DROP_OUTPUT,		/* netfilter, qdisc or device dropped it */
 	ROCE_CNT_UD_SENDS,		/* datagrams sent (UD and GSI QPs) */
 	ROCE_CNT_UD_RECVS,		/* datagrams placed */
-	ROCE_CNT_DROP_QKEY,		/* UD: Q_Key (or P_Key) mismatch */
+	ROCE_CNT_DROP_QKEY,		/* UD: Q_Key mismatch */
 	ROCE_CNT_DROP_NO_RECV,		/* UD: no receive WQE posted */
 	ROCE_CNT_DROP_QP_STATE,		/* UD: QP not ready to receive */
 	ROCE_CNT_DROP_PKEY,		/* BTH P_Key not in our table */

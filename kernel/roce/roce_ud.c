@@ -14,7 +14,8 @@
  * queue) is lost as on any network, and counted.
  *
  * Receive (softirq, rx_lock): the QP must be in RTR, RTS or SQD, the
- * Q_Key and P_Key match.  The receive WQE gets the 40-byte GRH area and
+ * Q_Key match (the P_Key, like every packet's, was checked by
+ * roce_rcv_deliver()).  The receive WQE gets the 40-byte GRH area and
  * then the payload: for IPv6 the IPv6 header as received, for IPv4 20
  * zero bytes and then the IPv4 header (RoCEv2 annex A17.4.5.1), which is
  * how libibverbs' ibv_init_ah_from_wc and ib_core tell them apart.  No
