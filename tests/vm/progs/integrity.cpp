@@ -1248,6 +1248,7 @@ private:
 	bool post_sends(const Batch &b);
 	void wait(const Batch &b);
 	void start_abort(int status, const char *why);
+	std::string send_desc(uint64_t wr_id) const;
 	void on_send_wc(const ibv_wc &wc);
 	void on_recv_wc(const ibv_wc &wc);
 	void verify(const Batch &b);
@@ -1504,6 +1505,15 @@ void Runner::start_abort(int status, const char *why)
 		report("modify QP to ERR: %s", std::strerror(e));
 }
 
+/* What wr_id of this batch's sends was, for error reports. */
+std::string Runner::send_desc(uint64_t wr_id) const
+{
+	for (const ExpSend &e : esend_)
+		if (e.wr_id == wr_id)
+			return op_desc(*e.op);
+	return "op " + std::to_string(wr_id);
+}
+
 void Runner::on_send_wc(const ibv_wc &wc)
 {
 	if (verbose > 1)
@@ -1520,8 +1530,9 @@ void Runner::on_send_wc(const ibv_wc &wc)
 			    ibv_wc_status_str(wc.status));
 		} else {
 			st_.errors++;
-			report("op %" PRIu64 ": send completion status %s (vendor_err %#x)",
-			       wc.wr_id, ibv_wc_status_str(wc.status), wc.vendor_err);
+			report("%s: send completion status %s (vendor_err %#x)",
+			       send_desc(wc.wr_id).c_str(), ibv_wc_status_str(wc.status),
+			       wc.vendor_err);
 		}
 		char why[128];
 		std::snprintf(why, sizeof(why), "op %" PRIu64 " completed with %s", wc.wr_id,
