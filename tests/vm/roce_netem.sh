@@ -21,7 +21,7 @@ in_peer tc qdisc add dev sr1 root netem loss 1% || die "netem on sr1"
 # retransmits to a QP the other side has already destroyed and rightly
 # ends in RETRY_EXC_ERR.  Only exactly that passes: one side finished all
 # its iterations (having checked every payload), the other failed with
-# status 12 on a SEND (wr_id 1) and nothing else.
+# status 12 on a SEND (wr_id 2, PINGPONG_SEND_WRID) and nothing else.
 pingpong_lossy() {
 	local size=$1 n=$2 out=/tmp/netem.pp rc=0
 	run_pair 300 "ibv_rc_pingpong -c -d roce1 -g $g1 -s $size -n $n" \
@@ -30,7 +30,7 @@ pingpong_lossy() {
 	[ $rc = 0 ] && return 0
 	if [ "$(grep -c 'iters in' "$out")" = 1 ] &&
 		[ "$(grep -c 'Failed status' "$out")" = 1 ] &&
-		grep -q 'Failed status transport retry counter exceeded (12) for wr_id 1$' "$out"; then
+		grep -q 'Failed status transport retry counter exceeded (12) for wr_id 2$' "$out"; then
 		log "pingpong $size: the last SEND's ACK was lost (the tool's known race), data checked"
 		return 0
 	fi
