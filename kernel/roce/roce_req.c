@@ -615,7 +615,7 @@ static void roce_req_goback(struct roce_qp *rqp, u32 psn)
  * Everything up to and including @psn is acknowledged: complete the
  * SENDs and WRITEs that ended there.  An unanswered READ/atomic within
  * that range was overtaken (implied NAK) when @implied: re-request it.
- * Returns false if it went back.  req.lock held.
+ * Returns false if it stopped there.  req.lock held.
  */
 static bool roce_req_ack_upto(struct roce_qp *rqp, u32 psn, bool implied)
 {
@@ -630,11 +630,22 @@ static bool roce_req_ack_upto(struct roce_qp *rqp, u32 psn, bool implied)
 		if (roce_psn_diff(psn, r->first_psn) < 0)
 			break;
 		if (roce_op_is_rd(r->op)) {
-			if (implied) {
+			if (!implied)
+				break;
+			/*
+			 * Once per una_psn, as for a gap in READ responses:
+			 * each go-back makes the responder ACK the SENDs and
+			 * WRITEs after the READ again, beyond it, and those
+			 * ACKs overtaking its responses must not go back
+			 * again and again (a storm under reordering that
+			 * starved READs from rdma_rxe until their retries ran
+			 * out).  The timer resends if this one is lost.
+			 */
+			if (req->read_nak_psn != req->una_psn) {
+				req->read_nak_psn = req->una_psn;
 				roce_req_goback(rqp, req->una_psn);
-				return false;
 			}
-			break;
+			return false;
 		}
 		if (roce_psn_diff(psn, r->last_psn) < 0)
 			break;
