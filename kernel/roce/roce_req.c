@@ -612,6 +612,25 @@ static void roce_req_goback(struct roce_qp *rqp, u32 psn)
 }
 
 /*
+ * The READ/atomic at head lost responses (a later one came, or an ACK
+ * beyond it): go back to una_psn, re-requesting it from there, once per
+ * una_psn.  Each go-back makes the responder ACK the SENDs and WRITEs
+ * after it again, beyond it; going back for every such ACK that
+ * overtook its responses was a storm under reordering that starved READs
+ * from rdma_rxe until their retries ran out.  The timer resends if this
+ * go-back is lost too.  req.lock held.
+ */
+static void roce_req_rerequest(struct roce_qp *rqp)
+{
+	struct roce_req *req = &rqp->req;
+
+	if (req->read_nak_psn == req->una_psn)
+		return;
+	req->read_nak_psn = req->una_psn;
+	roce_req_goback(rqp, req->una_psn);
+}
+
+/*
  * Everything up to and including @psn is acknowledged: complete the
  * SENDs and WRITEs that ended there.  An unanswered READ/atomic within
  * that range was overtaken (implied NAK) when @implied: re-request it.
@@ -632,19 +651,7 @@ static bool roce_req_ack_upto(struct roce_qp *rqp, u32 psn, bool implied)
 		if (roce_op_is_rd(r->op)) {
 			if (!implied)
 				break;
-			/*
-			 * Once per una_psn, as for a gap in READ responses:
-			 * each go-back makes the responder ACK the SENDs and
-			 * WRITEs after the READ again, beyond it, and those
-			 * ACKs overtaking its responses must not go back
-			 * again and again (a storm under reordering that
-			 * starved READs from rdma_rxe until their retries ran
-			 * out).  The timer resends if this one is lost.
-			 */
-			if (req->read_nak_psn != req->una_psn) {
-				req->read_nak_psn = req->una_psn;
-				roce_req_goback(rqp, req->una_psn);
-			}
+			roce_req_rerequest(rqp);
 			return false;
 		}
 		if (roce_psn_diff(psn, r->last_psn) < 0)
@@ -830,12 +837,9 @@ static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	    roce_psn_diff(psn, r->last_psn) > 0)
 		return;
 	if (psn != req->una_psn) {
-		/* A response was lost: ask again for the rest, once. */
-		if (roce_psn_diff(psn, req->una_psn) > 0 &&
-		    req->read_nak_psn != req->una_psn) {
-			req->read_nak_psn = req->una_psn;
-			roce_req_goback(rqp, req->una_psn);
-		}
+		/* A response was lost: ask again for the rest. */
+		if (roce_psn_diff(psn, req->una_psn) > 0)
+			roce_req_rerequest(rqp);
 		return;
 	}
 	off = roce_psn_diff(psn, r->first_psn) * mtu;
