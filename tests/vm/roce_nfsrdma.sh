@@ -4,7 +4,8 @@
 # server and another one back, checksums compared on the other side,
 # unmount, nfsd stopped, nothing left on the devices.
 #   softrnic: nfsd in init_net on roce0 (sr0), the client in netns peer
-#             on roce1 (sr1): both ends of the veth pair.
+#             on roce1 (sr1): both ends of the veth pair; then the client
+#             in init_net too: one device, both ends on it (loopback).
 #   rdma_rxe: rxe0 on sr0 instead of roce0; 6.1's rxe works only in
 #             init_net, so the client mounts there too (one device, both
 #             ends on it).
@@ -62,6 +63,9 @@ echo >&2
 retry_until 30 no_cm_ids in_peer
 retry_until 30 no_cm_ids ""
 
+client_copy "" 10.0.0.1 "softrnic roce0, both ends"
+retry_until 30 no_cm_ids ""
+
 rxe_instead_of_roce0
 client_copy "" 10.0.0.1 "rdma_rxe rxe0, both ends"
 retry_until 30 no_cm_ids ""
@@ -70,7 +74,7 @@ nfsd_stop $EXPORT || die "stop nfsd"
 retry_until 30 no_cm_ids ""
 timeout 60 modprobe -r rpcrdma || die "unload rpcrdma"
 timeout 30 rdma link delete rxe0 || die "delete rxe0"
-timeout 30 in_peer rdma link delete roce1 || die "delete roce1"
+in_peer timeout 30 rdma link delete roce1 || die "delete roce1"
 timeout 60 modprobe -r rdma_rxe || die "unload rdma_rxe"
 timeout 60 rmmod softrnic || die "rmmod softrnic"
 rm -f /tmp/nfs-up
