@@ -267,7 +267,8 @@ nvmet_clear() {
 		echo 0 >"$s/namespaces/1/enable" 2>/dev/null
 		rmdir "$s"/namespaces/* "$s"
 	done
-	[ -z "$(ls "$NVMET_CFS/subsystems" "$NVMET_CFS/ports" 2>/dev/null)" ]
+	# one directory per ls: ls of two prints their names even when empty
+	[ -z "$(ls -A "$NVMET_CFS/subsystems")" ] && [ -z "$(ls -A "$NVMET_CFS/ports")" ]
 }
 
 # nvme_ctrl_of NQN: the host's controller (nvmeN) connected to NQN.
