@@ -15,28 +15,13 @@ have_softrnic || skip "softrnic.ko not built"
 command -v ib_write_bw >/dev/null || skip "perftest not installed"
 integrity_setup
 
-# Both veth ends in init_net: sr0 10.0.0.1 fd00::1, sr1 10.0.0.2 fd00::2.
-local_setup() {
-	"$IP" link del sr0 2>/dev/null
-	"$IP" link add sr0 type veth peer name sr1 || die "veth"
-	"$IP" addr add 10.0.0.1/24 dev sr0 && "$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
-		"$IP" addr add 10.0.0.2/24 dev sr1 && "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
-		"$IP" link set sr0 up && "$IP" link set sr1 up || die "addresses"
-	# IPv4 between two netdevs of one host goes over the cable (a route
-	# bound to sr0 never takes sr1's local route): each end must accept
-	# packets, ARP included, from an address of its own host, as with
-	# two ports of any RNIC cabled to each other.
-	sysctl -qw net.ipv4.conf.sr0.accept_local=1 net.ipv4.conf.sr1.accept_local=1 ||
-		die "accept_local"
-}
-
 # The link-local address behind GID 0 is usable once DAD is done.
 ll_ready() { ! "$IP" -6 addr show dev "$1" scope link | grep -q tentative; }
 
 "$IP" link set lo up
 modprobe -r rdma_rxe 2>/dev/null
 load_softrnic || die "modprobe softrnic"
-local_setup
+veth_local_up
 rdma link add roce0 type roce netdev sr0 || die "add roce0"
 rdma link add roce1 type roce netdev sr1 || die "add roce1"
 wait_gid v4_0 roce0 "$GID4_0"

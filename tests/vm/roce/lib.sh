@@ -176,3 +176,19 @@ integrity() {
 	[ $rc = 0 ] || { integrity_show "$name"; die "$name: data or completions wrong (status $rc)"; }
 	log "$name: $(tail -n 1 "/tmp/$name.cli") ($(grep -o '[0-9.]* s, [0-9.]* MB/s' "/tmp/$name.cli"))"
 }
+
+# veth_local_up: both veth ends in init_net, sr0 10.0.0.1 fd00::1, sr1
+# 10.0.0.2 fd00::2: two devices of one host cabled to each other.
+veth_local_up() {
+	"$IP" link del sr0 2>/dev/null
+	"$IP" link add sr0 type veth peer name sr1 || die "veth"
+	"$IP" addr add 10.0.0.1/24 dev sr0 && "$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
+		"$IP" addr add 10.0.0.2/24 dev sr1 && "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
+		"$IP" link set sr0 up && "$IP" link set sr1 up || die "addresses"
+	# IPv4 between two netdevs of one host goes over the cable (a route
+	# bound to sr0 never takes sr1's local route): each end must accept
+	# packets, ARP included, from an address of its own host, as with
+	# two ports of any RNIC cabled to each other.
+	sysctl -qw net.ipv4.conf.sr0.accept_local=1 net.ipv4.conf.sr1.accept_local=1 ||
+		die "accept_local"
+}
