@@ -24,7 +24,7 @@
 #   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
-#   BENCH_PHASES ("rxe iperf3 softrnic loopback"; add storage for the
+#   BENCH_PHASES ("rxe iperf3 softrnic loopback storage"; storage is the
 #   kernel storage table), BENCH_IPERF_SECS (3),
 #   BENCH_ST_RUNS (storage: 3, 1 with BENCH_QUICK), BENCH_ST_SECS (5),
 #   BENCH_ST_MB (128), BENCH_ST_CONNS (50),
@@ -55,7 +55,7 @@ BW_TESTS=${BENCH_BW_TESTS:-ib_write_bw ib_read_bw ib_send_bw}
 LAT_TESTS=${BENCH_LAT_TESTS:-ib_write_lat ib_send_lat}
 DUR=${BENCH_DURATION:-3}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
-PHASES=${BENCH_PHASES:-rxe iperf3 softrnic loopback}
+PHASES=${BENCH_PHASES:-rxe iperf3 softrnic loopback storage}
 # Loopback: both ends on one device (see "loopback").  Fewer runs per
 # cell than the two-device table: it comes on top of it.
 LO_RUNS=${BENCH_LO_RUNS:-$([ "$QUICK" = 1 ] && echo 1 || echo 3)}
