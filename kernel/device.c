@@ -48,6 +48,7 @@ static void softrnic_dev_release(struct softrnic_dev *sdev)
 	ida_destroy(&sdev->pd_ida);
 	softrnic_mem_fini(sdev);
 	softrnic_queues_fini(sdev);
+	softrnic_counters_fini(sdev);
 }
 
 static void softrnic_dealloc_driver(struct ib_device *ibdev)
@@ -132,12 +133,17 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	if (!sdev)
 		return NULL;
 	ibdev = &sdev->ibdev;
+	sdev->wire = wire;
+	if (softrnic_counters_init(sdev)) {
+		ib_dealloc_device(ibdev);
+		return NULL;
+	}
 	if (softrnic_queues_init(sdev)) {
+		softrnic_counters_fini(sdev);
 		ib_dealloc_device(ibdev);
 		return NULL;
 	}
 
-	sdev->wire = wire;
 	sdev->state = SOFTRNIC_DEV_REGISTERING;
 	INIT_LIST_HEAD(&sdev->list);
 	ida_init(&sdev->pd_ida);
@@ -156,6 +162,8 @@ static struct softrnic_dev *softrnic_dev_alloc(struct net_device *netdev,
 	ib_set_device_ops(ibdev, &softrnic_core_ops);
 	ib_set_device_ops(ibdev, &softrnic_queue_ops);
 	ib_set_device_ops(ibdev, &softrnic_mem_ops);
+	if (wire->nstats)
+		ib_set_device_ops(ibdev, &softrnic_stats_ops);
 	ib_set_device_ops(ibdev, wire->ops);
 	return sdev;
 }

@@ -278,6 +278,7 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu_expedited();
 
 	softrnic_qp_free_queues(qp);
+	softrnic_counters_qp_destroyed(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	atomic_dec(&sdev->qp_count);
 	return 0;

@@ -320,6 +320,18 @@ struct softrnic_qp {
 	spinlock_t mw_lock;
 	struct list_head mws;
 
+	/*
+	 * Counts of a QP bound to a counter group (counters.c): cnt has
+	 * wire->nstats entries, from the first bind until the QP is freed;
+	 * the data path adds to it while cnt_on.  The rest is under
+	 * sdev->cnt_lock.
+	 */
+	bool cnt_on;
+	bool cnt_dead;			/* destroyed: no more binds */
+	atomic64_t *cnt;
+	struct softrnic_cgroup *cgroup;
+	struct list_head cnt_node;	/* on cgroup->qps */
+
 	/* The wire's transport state (qp_init .. qp_fini). */
 	void *wire_priv;
 };
@@ -327,6 +339,30 @@ struct softrnic_qp {
 static inline struct softrnic_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct softrnic_qp, ibqp);
+}
+
+/*
+ * Count @n of event @c in @qp's counter group only, for an event the
+ * caller counted for the device already (softrnic_count()), or did not.
+ * The acquire pairs with the bind's release: cnt is set up by then.
+ */
+static inline void softrnic_qp_stat(struct softrnic_qp *qp, unsigned int c,
+				    u64 n)
+{
+	if (unlikely(smp_load_acquire(&qp->cnt_on)))
+		atomic64_add(n, &qp->cnt[c]);
+}
+
+/*
+ * An event of @qp: the device's counter, then, while bound, the QP's.
+ * In that order, so that a reader who sees the QP's count also sees the
+ * device's (counters.c subtracts one from the other).
+ */
+static inline void softrnic_qp_count(struct softrnic_qp *qp, unsigned int c,
+				     u64 n)
+{
+	softrnic_count(qp->sdev, c, n);
+	softrnic_qp_stat(qp, c, n);
 }
 
 static inline struct softrnic_cq *softrnic_qp_scq(struct softrnic_qp *qp)
@@ -354,6 +390,9 @@ softrnic_queue_wq(struct softrnic_dev *sdev)
 {
 	return sdev->wq;
 }
+
+/* counters.c */
+void softrnic_counters_qp_destroyed(struct softrnic_qp *qp);
 
 /* qp.c */
 int softrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

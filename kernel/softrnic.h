@@ -16,6 +16,7 @@
 #define DRV_NAME "softrnic"
 
 struct rdma_link_ops;
+struct softrnic_cgroup;
 struct softrnic_dev;
 struct softrnic_qp;
 struct softrnic_swqe;
@@ -90,6 +91,17 @@ struct softrnic_wire {
 	void (*qp_fini)(struct softrnic_qp *qp);
 	void (*qp_modify)(struct softrnic_qp *qp, int mask,
 			  enum ib_qp_state cur);
+
+	/*
+	 * Counters (`rdma statistic`, counters.c): their names, indexed as
+	 * the wire counts them with softrnic_count() and
+	 * softrnic_qp_count(); nstats 0 for none.  Bit i of qp_stats says
+	 * counter i belongs to a QP too: a QP bound to a counter group
+	 * (`rdma statistic qp`) counts it there as well.
+	 */
+	const struct rdma_stat_desc *stat_descs;
+	unsigned int nstats;
+	u64 qp_stats;
 };
 
 extern const struct softrnic_wire softrnic_roce_wire;
@@ -150,6 +162,18 @@ struct softrnic_dev {
 	struct xarray ahs;
 	u32 ah_next;			/* cyclic AH number hint */
 
+	/*
+	 * Counters (counters.c): wire->nstats per CPU, bumped without a
+	 * lock.  The counter groups QPs are bound to (cnt_ids: counter id
+	 * -> group) and the totals of freed groups (cnt_gone) are under
+	 * cnt_lock, which only binding and reading take.
+	 */
+	u64 __percpu *stats;
+	spinlock_t cnt_lock;
+	struct list_head cnt_groups;
+	struct xarray cnt_ids;
+	u64 *cnt_gone;
+
 	/* The wire layer's per-device state (dev_init .. dev_fini). */
 	void *wire_priv;
 };
@@ -192,6 +216,18 @@ static inline struct softrnic_pd *to_spd(struct ib_pd *ibpd)
  */
 extern const struct ib_device_ops softrnic_queue_ops;
 extern const struct ib_device_ops softrnic_mem_ops;
+
+/* counters.c: port counters and the QP counter groups of ib_core */
+extern const struct ib_device_ops softrnic_stats_ops;
+int softrnic_counters_init(struct softrnic_dev *sdev);
+void softrnic_counters_fini(struct softrnic_dev *sdev);
+
+/* Count @n of event @c of the device; any context, no lock. */
+static inline void softrnic_count(struct softrnic_dev *sdev, unsigned int c,
+				  u64 n)
+{
+	this_cpu_add(sdev->stats[c], n);
+}
 
 /* device.c */
 int softrnic_dev_add(const char *ibdev_name, struct net_device *netdev,

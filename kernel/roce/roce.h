@@ -37,7 +37,10 @@
 #include "roce_psn.h"
 
 /* ------------------------------------------------------------------ */
-/* Counters (rdma statistic); per CPU, summed by get_hw_stats. */
+/*
+ * Counters (rdma statistic): indices into the core's per-CPU counters
+ * (kernel/counters.c); names and which of them a QP has in roce_stats.c.
+ */
 
 enum roce_counter {
 	ROCE_CNT_TX_PKTS,
@@ -82,6 +85,24 @@ enum roce_counter {
 	ROCE_CNT_NR,
 };
 
+#define ROCE_Q(c) BIT_ULL(ROCE_CNT_##c)
+/*
+ * Counted per QP too (roce_qp_count()): what one QP sends, receives and
+ * drops.  Not these: drops before a QP is known (ICRC, parse, P_Key,
+ * QPN), and the device's own machinery (steering, batches, loopback).
+ */
+#define ROCE_QP_STATS							\
+	(ROCE_Q(TX_PKTS) | ROCE_Q(TX_BYTES) | ROCE_Q(RX_PKTS) |		\
+	 ROCE_Q(RX_BYTES) | ROCE_Q(DROP_BAD_ADDR) |			\
+	 ROCE_Q(DROP_OUT_OF_WINDOW) | ROCE_Q(DROP_NO_ROUTE) |		\
+	 ROCE_Q(DUP_REQUESTS) | ROCE_Q(RETRANSMITS) | ROCE_Q(TIMEOUTS) |	\
+	 ROCE_Q(SEQ_NAKS_SENT) | ROCE_Q(SEQ_NAKS_RCVD) |			\
+	 ROCE_Q(RNR_NAKS_SENT) | ROCE_Q(RNR_NAKS_RCVD) |			\
+	 ROCE_Q(NAKS_SENT) | ROCE_Q(NAKS_RCVD) | ROCE_Q(ACKS_SENT) |	\
+	 ROCE_Q(READ_RESPONSES) | ROCE_Q(ATOMICS) | ROCE_Q(DROP_OUTPUT) |	\
+	 ROCE_Q(UD_SENDS) | ROCE_Q(UD_RECVS) | ROCE_Q(DROP_QKEY) |		\
+	 ROCE_Q(DROP_NO_RECV) | ROCE_Q(DROP_QP_STATE))
+
 /* ------------------------------------------------------------------ */
 /* Devices and namespaces (roce_net.c) */
 
@@ -93,7 +114,6 @@ struct roce_dev {
 	/* On rns->devs (RCU); rns is NULL once the namespace went away. */
 	struct list_head ns_node;
 	struct roce_ns *rns;
-	u64 __percpu *stats;
 	atomic_t rx_queued;		/* skbs on the QPs' steering queues */
 	/* Multicast groups (roce_mcast.c): RCU list, mc_mutex for writers. */
 	struct mutex mc_mutex;
@@ -107,12 +127,18 @@ static inline struct roce_dev *roce_dev(const struct softrnic_dev *sdev)
 	return sdev->wire_priv;
 }
 
+/* A device-wide event, or one no QP owns (a packet for no QP, say). */
 static inline void roce_count(struct softrnic_dev *sdev, enum roce_counter c,
 			      u64 n)
 {
-	struct roce_dev *rdev = roce_dev(sdev);
+	softrnic_count(sdev, c, n);
+}
 
-	this_cpu_add(rdev->stats[c], n);
+/* An event of @qp: also counted in its counter group, if bound. */
+static inline void roce_qp_count(struct softrnic_qp *qp, enum roce_counter c,
+				 u64 n)
+{
+	softrnic_qp_count(qp, c, n);
 }
 
 int roce_net_init(void);
@@ -449,9 +475,6 @@ void roce_resp_work(struct work_struct *work);
 void roce_send_ack(struct roce_qp *rqp, u8 syndrome, u32 psn, u32 msn);
 
 /* roce_stats.c */
-struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,
-					       u32 port);
-int roce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		      u32 port, int index);
+extern const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR];
 
 #endif /* SOFTRNIC_ROCE_H */

@@ -43,9 +43,6 @@ static bool softrnic_roce_qp_transition_ok(const struct softrnic_qp *qp,
 
 static const struct ib_device_ops softrnic_roce_ops = {
 	.get_port_immutable = softrnic_roce_port_immutable,
-	/* transport counters, roce_stats.c */
-	.alloc_hw_port_stats = roce_alloc_hw_port_stats,
-	.get_hw_stats = roce_get_hw_stats,
 	/* UD multicast, roce_mcast.c */
 	.attach_mcast = roce_attach_mcast,
 	.detach_mcast = roce_detach_mcast,
@@ -85,4 +82,8 @@ const struct softrnic_wire softrnic_roce_wire = {
 	.qp_init = roce_qp_init,
 	.qp_fini = roce_qp_fini,
 	.qp_modify = roce_qp_modify,
+	/* Transport counters, per port and per QP (roce_stats.c). */
+	.stat_descs = roce_stat_descs,
+	.nstats = ROCE_CNT_NR,
+	.qp_stats = ROCE_QP_STATS,
 };

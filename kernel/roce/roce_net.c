@@ -241,7 +241,7 @@ static void roce_rcv_deliver(struct roce_dev *rdev, struct sk_buff *skb,
 		goto drop;
 	}
 	if (!roce_from_peer(roce_qp(qp), skb)) {
-		roce_count(sdev, ROCE_CNT_DROP_BAD_ADDR, 1);
+		roce_qp_count(qp, ROCE_CNT_DROP_BAD_ADDR, 1);
 		goto drop;
 	}
 	if (roce_steer(roce_qp(qp), skb, pkt))
@@ -305,6 +305,11 @@ static void roce_rcv(struct roce_dev *rdev, struct sk_buff *skb)
 	if (!roce_rcv_check(sdev, skb, &pkt))
 		return;
 	qp = softrnic_qp_get(sdev, pkt.dest_qpn);
+	if (qp) {
+		/* The device counted it above, before any check. */
+		softrnic_qp_stat(qp, ROCE_CNT_RX_PKTS, 1);
+		softrnic_qp_stat(qp, ROCE_CNT_RX_BYTES, len);
+	}
 	roce_rcv_deliver(rdev, skb, qp, &pkt);
 	if (qp)
 		softrnic_qp_put(qp);
@@ -860,13 +865,13 @@ int roce_xmit_path(struct softrnic_qp *qp, const struct roce_path *path,
 	local_bh_enable();
 out:
 	if (err) {
-		roce_count(qp->sdev, err == -EHOSTUNREACH ? ROCE_CNT_DROP_NO_ROUTE :
-			   ROCE_CNT_DROP_OUTPUT, segs);
+		roce_qp_count(qp, err == -EHOSTUNREACH ? ROCE_CNT_DROP_NO_ROUTE :
+			      ROCE_CNT_DROP_OUTPUT, segs);
 		return err;
 	}
 	/* Dropped further down (neighbour, the wire): a loss like any other. */
-	roce_count(qp->sdev, ROCE_CNT_TX_PKTS, segs);
-	roce_count(qp->sdev, ROCE_CNT_TX_BYTES, len);
+	roce_qp_count(qp, ROCE_CNT_TX_PKTS, segs);
+	roce_qp_count(qp, ROCE_CNT_TX_BYTES, len);
 	return 0;
 }
 
@@ -1074,15 +1079,8 @@ int roce_dev_init(struct softrnic_dev *sdev)
 		return -ENOMEM;
 	rdev->sdev = sdev;
 	roce_mcast_init(rdev);
-	rdev->stats = __alloc_percpu(sizeof(u64) * ROCE_CNT_NR,
-				     __alignof__(u64));
-	if (!rdev->stats) {
-		kfree(rdev);
-		return -ENOMEM;
-	}
 	/* A namespace on its way out gets no new device. */
 	if (!maybe_get_net(net)) {
-		free_percpu(rdev->stats);
 		kfree(rdev);
 		return -ENODEV;
 	}
@@ -1092,7 +1090,6 @@ int roce_dev_init(struct softrnic_dev *sdev)
 	if (err) {
 		mutex_unlock(&roce_net_mutex);
 		put_net(net);
-		free_percpu(rdev->stats);
 		kfree(rdev);
 		return err;
 	}
@@ -1123,7 +1120,6 @@ void roce_dev_fini(struct softrnic_dev *sdev)
 	synchronize_rcu();
 	sdev->wire_priv = NULL;
 	roce_mcast_fini(rdev);
-	free_percpu(rdev->stats);
 	kfree(rdev);
 }
 

@@ -437,7 +437,7 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 	if (roce_psn_diff(req->tx_psn, req->max_sent) > 0)
 		req->max_sent = req->tx_psn;
 	else
-		roce_count(rqp->qp->sdev, ROCE_CNT_RETRANSMITS, 1);
+		roce_qp_count(rqp->qp, ROCE_CNT_RETRANSMITS, 1);
 	if (!timer_pending(&req->rto) && rqp->qp->attr.timeout && !rqp->dying)
 		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
 	return true;
@@ -736,7 +736,7 @@ static void roce_req_acknowledge(struct roce_qp *rqp,
 		roce_req_ack_upto(rqp, psn, true);
 		break;
 	case ROCE_AETH_RNR_NAK:
-		roce_count(qp->sdev, ROCE_CNT_RNR_NAKS_RCVD, 1);
+		roce_qp_count(qp, ROCE_CNT_RNR_NAKS_RCVD, 1);
 		if (!roce_req_ack_upto(rqp, prev, true))
 			break;
 		r = roce_req_find(req, psn);
@@ -759,12 +759,12 @@ static void roce_req_acknowledge(struct roce_qp *rqp,
 		return;
 	case ROCE_AETH_NAK:
 		if (roce_syn_value(syn) == ROCE_NAK_PSN_SEQ_ERR) {
-			roce_count(qp->sdev, ROCE_CNT_SEQ_NAKS_RCVD, 1);
+			roce_qp_count(qp, ROCE_CNT_SEQ_NAKS_RCVD, 1);
 			if (roce_req_ack_upto(rqp, prev, true))
 				roce_req_goback(rqp, psn);
 			break;
 		}
-		roce_count(qp->sdev, ROCE_CNT_NAKS_RCVD, 1);
+		roce_qp_count(qp, ROCE_CNT_NAKS_RCVD, 1);
 		roce_req_ack_upto(rqp, prev, false);
 		r = roce_req_find(req, psn);
 		if (r && !r->done)
@@ -913,7 +913,7 @@ void roce_req_rcv(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	if (roce_psn_diff(pkt->psn, req->una_psn) < 0 ||
 	    roce_psn_diff(pkt->psn, req->max_sent) >= 0) {
 		spin_unlock_irqrestore(&req->lock, flags);
-		roce_count(qp->sdev, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
+		roce_qp_count(qp, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
 		return;
 	}
 	switch (pkt->info->op) {
@@ -961,7 +961,7 @@ static void roce_rto_fn(struct timer_list *t)
 		spin_unlock_irqrestore(&req->lock, flags);
 		return;
 	}
-	roce_count(qp->sdev, ROCE_CNT_TIMEOUTS, 1);
+	roce_qp_count(qp, ROCE_CNT_TIMEOUTS, 1);
 	if (!req->retry_left) {
 		roce_req_fail(rqp, roce_rwqe(req, req->head),
 			      IB_WC_RETRY_EXC_ERR);

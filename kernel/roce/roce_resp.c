@@ -127,15 +127,15 @@ void roce_send_ack(struct roce_qp *rqp, u8 syndrome, u32 psn, u32 msn)
 
 	switch (roce_syn_type(syndrome)) {
 	case ROCE_AETH_ACK:
-		roce_count(qp->sdev, ROCE_CNT_ACKS_SENT, 1);
+		roce_qp_count(qp, ROCE_CNT_ACKS_SENT, 1);
 		break;
 	case ROCE_AETH_RNR_NAK:
-		roce_count(qp->sdev, ROCE_CNT_RNR_NAKS_SENT, 1);
+		roce_qp_count(qp, ROCE_CNT_RNR_NAKS_SENT, 1);
 		break;
 	default:
-		roce_count(qp->sdev,
-			   roce_syn_value(syndrome) == ROCE_NAK_PSN_SEQ_ERR ?
-			   ROCE_CNT_SEQ_NAKS_SENT : ROCE_CNT_NAKS_SENT, 1);
+		roce_qp_count(qp, roce_syn_value(syndrome) ==
+			      ROCE_NAK_PSN_SEQ_ERR ? ROCE_CNT_SEQ_NAKS_SENT :
+			      ROCE_CNT_NAKS_SENT, 1);
 		break;
 	}
 	skb = roce_alloc_skb(qp, &pkt, &payload);
@@ -531,7 +531,7 @@ static void roce_resp_atomic(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		roce_resp_nak(rqp, out, roce_key_nak(err), 0);
 		return;
 	}
-	roce_count(qp->sdev, ROCE_CNT_ATOMICS, 1);
+	roce_qp_count(qp, ROCE_CNT_ATOMICS, 1);
 	res = roce_res_new(resp);
 	res->type = ROCE_RES_ATOMIC;
 	res->first_psn = pkt->psn;
@@ -673,7 +673,7 @@ static void roce_resp_atomic_write(struct roce_qp *rqp,
 		roce_resp_nak(rqp, out, roce_key_nak(err), 0);
 		return;
 	}
-	roce_count(qp->sdev, ROCE_CNT_ATOMICS, 1);
+	roce_qp_count(qp, ROCE_CNT_ATOMICS, 1);
 	roce_resp_placement_done(rqp, pkt, ROCE_RES_ATOMIC_WRITE, out);
 }
 
@@ -723,7 +723,7 @@ static void roce_resp_duplicate(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	struct roce_res *res;
 	u32 npkts;
 
-	roce_count(rqp->qp->sdev, ROCE_CNT_DUP_REQUESTS, 1);
+	roce_qp_count(rqp->qp, ROCE_CNT_DUP_REQUESTS, 1);
 	switch (pkt->info->op) {
 	case ROCE_OP_READ:
 		res = roce_res_find(resp, pkt->psn, ROCE_RES_READ);
@@ -773,7 +773,7 @@ static void roce_resp_duplicate(struct roce_qp *rqp, const struct roce_pkt *pkt,
 					 roce_psn_add(resp->epsn, ROCE_PSN_MASK));
 		return;
 	}
-	roce_count(rqp->qp->sdev, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
+	roce_qp_count(rqp->qp, ROCE_CNT_DROP_OUT_OF_WINDOW, 1);
 }
 
 static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget,
@@ -986,7 +986,7 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget,
 		}
 		spin_unlock_irqrestore(&resp->lock, flags);
 
-		roce_count(qp->sdev, ROCE_CNT_READ_RESPONSES, 1);
+		roce_qp_count(qp, ROCE_CNT_READ_RESPONSES, 1);
 		payload = roce_batch_add(qp, &b, &pkt);
 		err = 0;
 		if (payload && pkt.payload_len) {

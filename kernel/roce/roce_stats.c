@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Port counters of the RoCE transport (`rdma statistic show`), summed
- * from the per-CPU counters the data path bumps without locks.
+ * The counters of the RoCE transport: their names, for `rdma statistic
+ * show` and the port's hw_counters, and which of them a QP has, for
+ * `rdma statistic qp` (kernel/counters.c does the counting and summing).
  */
 #include "roce.h"
 
-static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
+const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_TX_PKTS].name = "tx_packets",
 	[ROCE_CNT_TX_BYTES].name = "tx_bytes",
 	[ROCE_CNT_RX_PKTS].name = "rx_packets",
@@ -47,28 +48,4 @@ static const struct rdma_stat_desc roce_stat_descs[ROCE_CNT_NR] = {
 	[ROCE_CNT_DROP_PKEY].name = "rx_drop_bad_pkey",
 };
 
-struct rdma_hw_stats *roce_alloc_hw_port_stats(struct ib_device *ibdev,
-						      u32 port)
-{
-	return rdma_alloc_hw_stats_struct(roce_stat_descs, ROCE_CNT_NR,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-int roce_get_hw_stats(struct ib_device *ibdev,
-			     struct rdma_hw_stats *stats, u32 port, int index)
-{
-	struct roce_dev *rdev = roce_dev(to_sdev(ibdev));
-	int cpu, i;
-
-	if (!rdev)
-		return -ENODEV;
-	for (i = 0; i < ROCE_CNT_NR; i++)
-		stats->value[i] = 0;
-	for_each_possible_cpu(cpu) {
-		const u64 *c = per_cpu_ptr(rdev->stats, cpu);
-
-		for (i = 0; i < ROCE_CNT_NR; i++)
-			stats->value[i] += c[i];
-	}
-	return ROCE_CNT_NR;
-}
+static_assert(ROCE_CNT_NR <= 64, "ROCE_QP_STATS is one u64");

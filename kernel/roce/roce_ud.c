@@ -147,7 +147,7 @@ int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 	skb = roce_alloc_skb(qp, &pkt, &payload);
 	if (!skb) {
 		/* No memory: the datagram is lost, as in a full queue. */
-		roce_count(qp->sdev, ROCE_CNT_DROP_OUTPUT, 1);
+		roce_qp_count(qp, ROCE_CNT_DROP_OUTPUT, 1);
 		goto done;
 	}
 	if (sqe->flags & SOFTRNIC_WQE_F_INLINE) {
@@ -168,7 +168,7 @@ int roce_ud_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 						  qp->ibqp.qp_num,
 						  pkt.dest_qpn));
 	if (!roce_xmit_path(qp, &ud->path, &ud->dst_cache, NULL, skb))
-		roce_count(qp->sdev, ROCE_CNT_UD_SENDS, 1);
+		roce_qp_count(qp, ROCE_CNT_UD_SENDS, 1);
 done:
 	softrnic_sq_complete(qp, wqe->index, IB_WC_SUCCESS, len);
 	return 0;
@@ -256,7 +256,7 @@ bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 	}
 	ud = roce_ud(qp);
 	if (pkt->deth.qkey != READ_ONCE(qp->attr.qkey)) {
-		roce_count(sdev, ROCE_CNT_DROP_QKEY, 1);
+		roce_qp_count(qp, ROCE_CNT_DROP_QKEY, 1);
 		return false;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_GSI &&
@@ -268,7 +268,7 @@ bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 	spin_lock_irqsave(&ud->rx_lock, flags);
 	if (!ud->rx_active) {
 		spin_unlock_irqrestore(&ud->rx_lock, flags);
-		roce_count(sdev, ROCE_CNT_DROP_QP_STATE, 1);
+		roce_qp_count(qp, ROCE_CNT_DROP_QP_STATE, 1);
 		return false;
 	}
 	err = softrnic_rq_get(qp, &ud->rqe);
@@ -276,7 +276,7 @@ bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		spin_unlock_irqrestore(&ud->rx_lock, flags);
 		/* -EIO: a corrupt RQ, and the core moves the QP to ERR */
 		if (err == -ENOENT)
-			roce_count(sdev, ROCE_CNT_DROP_NO_RECV, 1);
+			roce_qp_count(qp, ROCE_CNT_DROP_NO_RECV, 1);
 		return false;
 	}
 	status = roce_ud_place(ud, pkt, skb, bth_off);
@@ -295,7 +295,7 @@ bool roce_ud_deliver(struct softrnic_dev *sdev, struct softrnic_qp *qp,
 		cqe.network_hdr_type = skb->protocol == htons(ETH_P_IP) ?
 				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
 		roce_ud_l2(sdev, skb, &cqe);
-		roce_count(sdev, ROCE_CNT_UD_RECVS, 1);
+		roce_qp_count(qp, ROCE_CNT_UD_RECVS, 1);
 	} else {
 		/* In ERR before the error CQE can be polled. */
 		softrnic_qp_error_mark(qp, false);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_netlink.h>
 #include <sstream>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ struct FakeDevice {
 	std::optional<PortInfo> port;
 	std::optional<ChardevInfo> chardev;
 	std::optional<PortCounters> counters;
+	std::optional<std::vector<QpCounter>> qp_counters;
 };
 
 class FakeApi final : public RdmaApi
@@ -90,6 +92,18 @@ public:
 				return *d.counters;
 		return make_error(EOPNOTSUPP);
 	}
+	Result<std::vector<QpCounter>> qp_counters(uint32_t dev_index, uint32_t port) override
+	{
+		calls.push_back("qp_counters " + std::to_string(dev_index) + " " +
+				std::to_string(port));
+		if (qp_error)
+			return *qp_error;
+		for (auto &d : devs)
+			if (d.info.index == dev_index && d.qp_counters)
+				return *d.qp_counters;
+		return make_error(EOPNOTSUPP);
+	}
+	std::optional<Error> qp_error;
 };
 
 FakeDevice device(uint32_t index, std::string name, std::string protocol,
@@ -184,6 +198,11 @@ struct Harness {
 				Result<PortCounters> counters(uint32_t d, uint32_t p) override
 				{
 					return f->counters(d, p);
+				}
+				Result<std::vector<QpCounter>> qp_counters(uint32_t d,
+									   uint32_t p) override
+				{
+					return f->qp_counters(d, p);
 				}
 			};
 			return std::unique_ptr<RdmaApi>(new Fwd(api));
@@ -454,6 +473,58 @@ TEST_CASE("tool stats: port counters as rdma prints them, and JSON", "[tool]")
 	    none.err.str() ==
 	    "softrnic: stats iw0: the device keeps no counters (or has just gone) (EOPNOTSUPP)\n");
 	CHECK(none.out.str().empty());
+}
+
+TEST_CASE("tool stats: QP counter groups under their port", "[tool]")
+{
+	Harness h;
+	FakeDevice d = device(1, "roce0", "roce", SOFTRNIC_DRIVER_ID, "eth0", 4);
+	d.counters = PortCounters{1, 1, {{"tx_packets", 12}}};
+	QpCounter a;
+	a.port = 1;
+	a.id = 3;
+	a.mode = RDMA_COUNTER_MODE_AUTO;
+	a.qp_type = 2;
+	a.qpns = {17, 18};
+	a.counters = {{"tx_packets", 5}, {"rx_bytes", 4096}};
+	QpCounter m;
+	m.port = 1;
+	m.id = 4;
+	m.mode = RDMA_COUNTER_MODE_MANUAL;
+	m.counters = {{"tx_packets", 0}};
+	d.qp_counters = std::vector<QpCounter>{a, m};
+	h.api->devs.push_back(d);
+
+	REQUIRE(h.run(opts_for(Command::stats)) == kExitOk);
+	CHECK(h.out.str() ==
+	      "link roce0/1 tx_packets 12\n"
+	      "    cntn 3 mode auto qp-type RC lqpn 17,18 tx_packets 5 rx_bytes 4096\n"
+	      "    cntn 4 mode manual lqpn - tx_packets 0\n");
+
+	Harness j;
+	j.api->devs = h.api->devs;
+	Options o = opts_for(Command::stats, "roce0");
+	o.json = true;
+	REQUIRE(j.run(o) == kExitOk);
+	CHECK(j.out.str() == "[{\"ifname\":\"roce0\",\"port\":1,\"tx_packets\":12,"
+			     "\"qp_counters\":[{\"cntn\":3,\"mode\":\"auto\",\"qp_type\":\"RC\","
+			     "\"lqpn\":[17,18],\"tx_packets\":5,\"rx_bytes\":4096},"
+			     "{\"cntn\":4,\"mode\":\"manual\",\"lqpn\":[],\"tx_packets\":0}]}]\n");
+
+	// No groups yet: an empty list, so JSON readers need not guess.
+	Harness empty;
+	empty.api->devs = h.api->devs;
+	empty.api->devs[0].qp_counters = std::vector<QpCounter>{};
+	REQUIRE(empty.run(o) == kExitOk);
+	CHECK(empty.out.str() ==
+	      "[{\"ifname\":\"roce0\",\"port\":1,\"tx_packets\":12,\"qp_counters\":[]}]\n");
+
+	// A failure other than "none here" is reported.
+	Harness bad;
+	bad.api->devs = h.api->devs;
+	bad.api->qp_error = make_error(EIO);
+	REQUIRE(bad.run(opts_for(Command::stats, "roce0")) == kExitFailure);
+	CHECK(bad.err.str().find("softrnic: stats roce0: ") == 0);
 }
 
 TEST_CASE("tool json: strings are escaped", "[tool]")

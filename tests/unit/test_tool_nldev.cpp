@@ -356,6 +356,86 @@ TEST_CASE("tool: parse_port_counters reads stat_get_doit_default_counter's table
 	}
 }
 
+TEST_CASE("tool: the QP counter dump asks for the port's counter groups", "[tool]")
+{
+	NlRequest req = build_qp_counter_dump(9, 4, 1);
+	nlmsghdr h = header_of(req);
+	CHECK(h.nlmsg_type == RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
+	CHECK(h.nlmsg_flags == (NLM_F_REQUEST | NLM_F_DUMP));
+	auto a = attrs_of(req);
+	CHECK(a.size() == 3);
+	CHECK(a[RDMA_NLDEV_ATTR_DEV_INDEX] == u32_bytes(4));
+	CHECK(a[RDMA_NLDEV_ATTR_PORT_INDEX] == u32_bytes(1));
+	CHECK(a[RDMA_NLDEV_ATTR_STAT_RES] == u32_bytes(RDMA_NLDEV_ATTR_RES_QP));
+}
+
+TEST_CASE("tool: parse_qp_counters reads fill_res_counter_entry's groups", "[tool]")
+{
+	Reply r(RDMA_NLDEV_CMD_STAT_GET);
+	nlmsghdr *n = r.nlh();
+	mnl_attr_put_u32(n, RDMA_NLDEV_ATTR_DEV_INDEX, 4);
+	mnl_attr_put_strz(n, RDMA_NLDEV_ATTR_DEV_NAME, "roce0");
+	nlattr *table = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_STAT_COUNTER);
+	auto group = [&](uint32_t id, uint32_t mode, std::initializer_list<uint32_t> qpns,
+			 bool with_table = true) {
+		nlattr *e = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY);
+		mnl_attr_put_u32(n, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+		mnl_attr_put_u32(n, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, id);
+		mnl_attr_put_u32(n, RDMA_NLDEV_ATTR_STAT_MODE, mode);
+		if (mode == RDMA_COUNTER_MODE_AUTO)
+			mnl_attr_put_u8(n, RDMA_NLDEV_ATTR_RES_TYPE, 2);
+		nlattr *qps = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_RES_QP);
+		for (uint32_t qpn : qpns) {
+			nlattr *q = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+			mnl_attr_put_u32(n, RDMA_NLDEV_ATTR_RES_LQPN, qpn);
+			mnl_attr_nest_end(n, q);
+		}
+		mnl_attr_nest_end(n, qps);
+		if (with_table) {
+			nlattr *hw = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+			nlattr *c = mnl_attr_nest_start(n, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+			mnl_attr_put_strz(n, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
+					  "tx_packets");
+			r.put_u64(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, 10 * id);
+			mnl_attr_nest_end(n, c);
+			mnl_attr_nest_end(n, hw);
+		}
+		mnl_attr_nest_end(n, e);
+	};
+	group(1, RDMA_COUNTER_MODE_AUTO, {17, 18});
+	group(2, RDMA_COUNTER_MODE_MANUAL, {});
+
+	SECTION("well formed, appended to what is there")
+	{
+		mnl_attr_nest_end(n, table);
+		std::vector<QpCounter> out(1);
+		REQUIRE(parse_qp_counters(r.msg(), out));
+		REQUIRE(out.size() == 3);
+		const QpCounter &a = out[1];
+		CHECK(a.port == 1);
+		CHECK(a.id == 1);
+		CHECK(a.mode == uint32_t(RDMA_COUNTER_MODE_AUTO));
+		CHECK(a.qp_type == 2);
+		CHECK(a.qpns == std::vector<uint32_t>{17, 18});
+		REQUIRE(a.counters.size() == 1);
+		CHECK(a.counters[0] == std::pair<std::string, uint64_t>{"tx_packets", 10});
+		CHECK(out[2].id == 2);
+		CHECK_FALSE(out[2].qp_type);
+		CHECK(out[2].qpns.empty());
+		CHECK(counter_mode_name(*out[2].mode) == "manual");
+		CHECK(qp_type_name(*a.qp_type) == "RC");
+	}
+	SECTION("a group without its counter table")
+	{
+		group(3, RDMA_COUNTER_MODE_MANUAL, {20}, false);
+		mnl_attr_nest_end(n, table);
+		std::vector<QpCounter> out;
+		Status st = parse_qp_counters(r.msg(), out);
+		REQUIRE_FALSE(st);
+		CHECK(st.error().code == EBADMSG);
+	}
+}
+
 TEST_CASE("tool: parse_port_counters wants the counter table", "[tool]")
 {
 	Reply r(RDMA_NLDEV_CMD_STAT_GET);

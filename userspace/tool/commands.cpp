@@ -264,10 +264,47 @@ int do_show(const Options &opts, CommandEnv &env)
 	    });
 }
 
+// One QP counter group, as `rdma statistic qp show` prints it, indented
+// under its port: "    cntn 1 mode auto qp-type RC lqpn 17,18
+// tx_packets 5 ..."; in JSON {"cntn":1,"mode":"auto","qp_type":"RC",
+// "lqpn":[17,18],"tx_packets":5,...}.
+void print_qp_counter(const QpCounter &c, Json &list, std::string &text)
+{
+	Json o = Json::object();
+	text += "    cntn " + std::to_string(c.id);
+	o.set("cntn", c.id);
+	if (c.mode) {
+		text += " mode " + counter_mode_name(*c.mode);
+		o.set("mode", counter_mode_name(*c.mode));
+	}
+	if (c.qp_type) {
+		text += " qp-type " + qp_type_name(*c.qp_type);
+		o.set("qp_type", qp_type_name(*c.qp_type));
+	}
+	std::string qpns;
+	Json lqpn = Json::array();
+	for (uint32_t qpn : c.qpns) {
+		qpns += (qpns.empty() ? "" : ",") + std::to_string(qpn);
+		lqpn.push(qpn);
+	}
+	text += " lqpn " + (qpns.empty() ? std::string("-") : qpns);
+	o.set("lqpn", std::move(lqpn));
+	for (const auto &[name, value] : c.counters) {
+		text += " " + name + " " + std::to_string(value);
+		o.set(name, value);
+	}
+	text += "\n";
+	list.push(std::move(o));
+}
+
 // stats: the port counters, one line per port as `rdma statistic show`
-// prints them ("link roce0/1 tx_packets 12 ..."), or JSON objects
-// {"ifname":"roce0","port":1,"tx_packets":12,...}.  Without a NAME, devices
-// that keep no counters (EOPNOTSUPP) are left out.
+// prints them ("link roce0/1 tx_packets 12 ..."), then the port's QP
+// counter groups, if any, one indented line each (print_qp_counter());
+// or JSON objects {"ifname":"roce0","port":1,"tx_packets":12,...,
+// "qp_counters":[...]}.  A port counter counts its bound QPs too, as
+// rdma shows it.  Without a NAME, devices that keep no counters
+// (EOPNOTSUPP) are left out; "qp_counters" is left out where the kernel
+// has no QP counters.
 int do_stats(const Options &opts, CommandEnv &env)
 {
 	CommandContext ctx{"stats", opts.name, {}, {}};
@@ -298,6 +335,18 @@ int do_stats(const Options &opts, CommandEnv &env)
 			    o.set(name, value);
 		    }
 		    text += "\n";
+		    // A device may keep port counters only; or it went away
+		    // between the two requests.
+		    auto qc = session.api->qp_counters(v.dev.index, kFirstPort);
+		    if (!qc && !expected_query_error(qc.error()))
+			    return fail(env, ctx, qc.error());
+		    if (qc) {
+			    Json groups = Json::array();
+			    for (const QpCounter &c : *qc)
+				    if (c.port == kFirstPort)
+					    print_qp_counter(c, groups, text);
+			    o.set("qp_counters", std::move(groups));
+		    }
 		    all.push(std::move(o));
 		    return int(kExitOk);
 	    });

@@ -95,4 +95,20 @@ Result<PortCounters> NldevClient::counters(uint32_t dev_index, uint32_t port)
 				       parse_port_counters);
 }
 
+Result<std::vector<QpCounter>> NldevClient::qp_counters(uint32_t dev_index, uint32_t port)
+{
+	auto replies = sock_.transact(build_qp_counter_dump(sock_.next_seq(), dev_index, port));
+	if (!replies)
+		return replies.error();
+	std::vector<QpCounter> out;
+	for (const Bytes &buf : *replies) {
+		auto msg = view_message(buf);
+		if (!msg)
+			return msg.error();
+		if (Status st = parse_qp_counters(*msg, out); !st)
+			return st.error();
+	}
+	return out;
+}
+
 } // namespace softrnic::tool

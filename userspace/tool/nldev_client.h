@@ -25,6 +25,7 @@ public:
 		       std::string_view netdev) override;
 	Status dellink(uint32_t dev_index) override;
 	Result<PortCounters> counters(uint32_t dev_index, uint32_t port) override;
+	Result<std::vector<QpCounter>> qp_counters(uint32_t dev_index, uint32_t port) override;
 
 private:
 	explicit NldevClient(NlSocket sock) : sock_(std::move(sock)) {}

@@ -31,6 +31,9 @@ public:
 	virtual Status dellink(uint32_t dev_index) = 0;
 	// The port's hardware counters; EOPNOTSUPP if the device has none.
 	virtual Result<PortCounters> counters(uint32_t dev_index, uint32_t port) = 0;
+	// The port's QP counter groups (`rdma statistic qp show`), maybe none;
+	// EOPNOTSUPP or EINVAL if the device has no such counters.
+	virtual Result<std::vector<QpCounter>> qp_counters(uint32_t dev_index, uint32_t port) = 0;
 };
 
 // Opens the connection to the kernel lazily, so usage errors and --help

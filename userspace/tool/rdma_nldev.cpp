@@ -160,6 +160,17 @@ NlRequest build_stat_get(uint32_t seq, uint32_t dev_index, uint32_t port)
 	return req;
 }
 
+// nldev_stat_get_dumpit: RDMA_NLDEV_ATTR_STAT_RES = QP dumps the device's
+// counter groups (res_get_common_dumpit), on PORT_INDEX only if given.
+NlRequest build_qp_counter_dump(uint32_t seq, uint32_t dev_index, uint32_t port)
+{
+	NlRequest req(nldev_type(RDMA_NLDEV_CMD_STAT_GET), NLM_F_REQUEST | NLM_F_DUMP, seq);
+	req.put_u32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+	req.put_u32(RDMA_NLDEV_ATTR_PORT_INDEX, port);
+	req.put_u32(RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+	return req;
+}
+
 Result<DeviceInfo> parse_device(const NlMessage &msg)
 {
 	if (Status st = expect_type(msg, {RDMA_NLDEV_CMD_GET}); !st)
@@ -255,9 +266,11 @@ ByteView nested_payload(const nlattr &attr)
 			mnl_attr_get_payload_len(&attr));
 }
 
+using CounterList = std::vector<std::pair<std::string, uint64_t>>;
+
 // One RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY: a name and a u64 value, both
 // required.
-Status parse_counter_entry(const nlattr &entry, PortCounters &out)
+Status parse_counter_entry(const nlattr &entry, CounterList &out)
 {
 	std::string name;
 	std::optional<uint64_t> value;
@@ -280,11 +293,89 @@ Status parse_counter_entry(const nlattr &entry, PortCounters &out)
 		return st;
 	if (name.empty() || !value)
 		return make_error(EBADMSG, "counter entry without a name or value");
-	out.counters.emplace_back(std::move(name), *value);
+	out.emplace_back(std::move(name), *value);
+	return {};
+}
+
+// RDMA_NLDEV_ATTR_STAT_HWCOUNTERS: the entries, in the kernel's order.
+Status parse_counter_table(const nlattr &table, CounterList &out)
+{
+	return for_each_attr(nested_payload(table), [&](const nlattr &e) -> Status {
+		if (mnl_attr_get_type(&e) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
+			return {};
+		return parse_counter_entry(e, out);
+	});
+}
+
+// RDMA_NLDEV_ATTR_RES_QP of a counter group (fill_stat_counter_qps): one
+// RES_QP_ENTRY with an RES_LQPN per bound QP.
+Status parse_bound_qps(const nlattr &table, std::vector<uint32_t> &out)
+{
+	return for_each_attr(nested_payload(table), [&](const nlattr &e) -> Status {
+		if (mnl_attr_get_type(&e) != RDMA_NLDEV_ATTR_RES_QP_ENTRY)
+			return {};
+		return for_each_attr(nested_payload(e), [&](const nlattr &a) -> Status {
+			if (mnl_attr_get_type(&a) != RDMA_NLDEV_ATTR_RES_LQPN)
+				return {};
+			uint32_t qpn = 0;
+			Status st = read_u32(a, qpn);
+			if (st)
+				out.push_back(qpn);
+			return st;
+		});
+	});
+}
+
+// One RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY (fill_res_counter_entry); the id
+// and the counter table are required.
+Status parse_qp_counter(const nlattr &entry, std::vector<QpCounter> &out)
+{
+	QpCounter c;
+	bool have_id = false, have_table = false;
+	Status st = for_each_attr(nested_payload(entry), [&](const nlattr &attr) -> Status {
+		switch (mnl_attr_get_type(&attr)) {
+		case RDMA_NLDEV_ATTR_PORT_INDEX:
+			return read_u32(attr, c.port);
+		case RDMA_NLDEV_ATTR_STAT_COUNTER_ID:
+			have_id = true;
+			return read_u32(attr, c.id);
+		case RDMA_NLDEV_ATTR_STAT_MODE:
+			return read_opt(attr, c.mode);
+		case RDMA_NLDEV_ATTR_RES_TYPE:
+			return read_opt(attr, c.qp_type);
+		case RDMA_NLDEV_ATTR_RES_QP:
+			return parse_bound_qps(attr, c.qpns);
+		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
+			have_table = true;
+			return parse_counter_table(attr, c.counters);
+		default:
+			return {};
+		}
+	});
+	if (!st)
+		return st;
+	if (!have_id || !have_table)
+		return make_error(EBADMSG, "QP counter without an id or a counter table");
+	out.push_back(std::move(c));
 	return {};
 }
 
 } // namespace
+
+Status parse_qp_counters(const NlMessage &msg, std::vector<QpCounter> &out)
+{
+	if (Status st = expect_type(msg, {RDMA_NLDEV_CMD_STAT_GET}); !st)
+		return st;
+	return for_each_attr(msg.payload(), [&](const nlattr &attr) -> Status {
+		if (mnl_attr_get_type(&attr) != RDMA_NLDEV_ATTR_STAT_COUNTER)
+			return {};
+		return for_each_attr(nested_payload(attr), [&](const nlattr &e) -> Status {
+			if (mnl_attr_get_type(&e) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
+				return {};
+			return parse_qp_counter(e, out);
+		});
+	});
+}
 
 Result<PortCounters> parse_port_counters(const NlMessage &msg)
 {
@@ -300,11 +391,7 @@ Result<PortCounters> parse_port_counters(const NlMessage &msg)
 			return read_u32(attr, pc.port);
 		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
 			have_table = true;
-			return for_each_attr(nested_payload(attr), [&](const nlattr &e) -> Status {
-				if (mnl_attr_get_type(&e) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
-					return {};
-				return parse_counter_entry(e, pc);
-			});
+			return parse_counter_table(attr, pc.counters);
 		default:
 			return {};
 		}
@@ -377,6 +464,50 @@ std::string device_type_name(const DeviceInfo &dev)
 	// A channel adapter may be InfiniBand or RoCE; without the protocol
 	// we cannot tell which.
 	return "-";
+}
+
+std::string counter_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case RDMA_COUNTER_MODE_NONE:
+		return "none";
+	case RDMA_COUNTER_MODE_AUTO:
+		return "auto";
+	case RDMA_COUNTER_MODE_MANUAL:
+		return "manual";
+	default:
+		return "mode " + std::to_string(mode);
+	}
+}
+
+std::string qp_type_name(uint8_t type)
+{
+	// enum ib_qp_type, include/rdma/ib_verbs.h (IB_QPT_SMI .. IB_QPT_UD,
+	// then the types named in the uapi header)
+	switch (type) {
+	case 0:
+		return "SMI";
+	case 1:
+		return "GSI";
+	case 2:
+		return "RC";
+	case 3:
+		return "UC";
+	case 4:
+		return "UD";
+	case 5:
+		return "RAW_IPV6";
+	case 6:
+		return "RAW_ETHERTYPE";
+	case 8:
+		return "RAW_PACKET";
+	case 9:
+		return "XRC_INI";
+	case 10:
+		return "XRC_TGT";
+	default:
+		return "type " + std::to_string(type);
+	}
 }
 
 std::string driver_name(std::optional<uint32_t> driver_id)

@@ -56,6 +56,19 @@ struct PortCounters {
 	std::vector<std::pair<std::string, uint64_t>> counters;
 };
 
+// One counter group of the QP counter dump (RDMA_NLDEV_CMD_STAT_GET with
+// RDMA_NLDEV_ATTR_STAT_RES = QP, as `rdma statistic qp show` asks): the
+// QPs bound to it (`rdma statistic qp set ... auto` or `... bind`) and
+// what they counted while bound.
+struct QpCounter {
+	uint32_t port = 0;
+	uint32_t id = 0;		// cntn
+	std::optional<uint32_t> mode;	// enum rdma_nl_counter_mode
+	std::optional<uint8_t> qp_type; // auto mode by QP type: ib_qp_type
+	std::vector<uint32_t> qpns;
+	std::vector<std::pair<std::string, uint64_t>> counters;
+};
+
 // Requests.  Non-dump requests ask for an ack (NLM_F_ACK) so success is
 // confirmed; none sets NLM_F_EXCL, which shares its bit with NLM_F_MATCH
 // and would turn the request into a dump.
@@ -66,6 +79,8 @@ NlRequest build_newlink(uint32_t seq, std::string_view name, std::string_view li
 			std::string_view netdev);
 NlRequest build_dellink(uint32_t seq, uint32_t dev_index);
 NlRequest build_stat_get(uint32_t seq, uint32_t dev_index, uint32_t port);
+// A dump: one reply message per batch of counter groups.
+NlRequest build_qp_counter_dump(uint32_t seq, uint32_t dev_index, uint32_t port);
 
 // Parsers.  Note the kernel answers a PORT_GET request (not dump) with
 // type CMD_GET, so parse_port takes both.  A message of another type, an attribute of the wrong
@@ -75,6 +90,8 @@ Result<DeviceInfo> parse_device(const NlMessage &msg);
 Result<PortInfo> parse_port(const NlMessage &msg);
 Result<ChardevInfo> parse_chardev(const NlMessage &msg);
 Result<PortCounters> parse_port_counters(const NlMessage &msg);
+// The counter groups of one message of the QP counter dump (appended).
+Status parse_qp_counters(const NlMessage &msg, std::vector<QpCounter> &out);
 
 // "ACTIVE", "DOWN", ... or "-" if unknown/absent.
 std::string port_state_name(std::optional<uint8_t> state);
@@ -83,6 +100,10 @@ std::string phys_state_name(std::optional<uint8_t> state);
 // "roce", "iwarp", "ib", "opa", "usnic", or "-": from the protocol the
 // kernel reports for the first port, else from the node type.
 std::string device_type_name(const DeviceInfo &dev);
+// "auto", "manual", "none" or "mode N".
+std::string counter_mode_name(uint32_t mode);
+// "RC", "UD", "GSI", ... or "type N".
+std::string qp_type_name(uint8_t type);
 // "softrnic", "rxe", "siw", ... from a uverbs driver id; "-" if absent.
 std::string driver_name(std::optional<uint32_t> driver_id);
 
