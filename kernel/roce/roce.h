@@ -261,6 +261,7 @@ struct roce_req {
 	u8 rnr_left;
 	u32 mtu;
 	struct timer_list rto;		/* retransmission timeout */
+	unsigned long rto_start;	/* jiffies: rto counts from here */
 	struct timer_list rnr;		/* RNR NAK wait */
 	struct work_struct work;	/* transmit */
 };

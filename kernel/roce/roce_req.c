@@ -34,8 +34,10 @@
  * missing byte.  Sequence-error NAKs, timeouts and RNR NAKs go back to a
  * PSN (go-back-N) and let the transmit work resend from there.
  *
- * Timers: rto is armed while anything is unacknowledged and restarted on
- * progress; when it fires, retry_left is decremented and everything from
+ * Timers: rto is armed while anything is unacknowledged and counts from
+ * the last progress (rto_start; the timer is not moved on every ACK, and
+ * may fire once with nothing in flight, for nothing); when it expires,
+ * retry_left is decremented and everything from
  * una_psn is resent, or, at zero, the oldest WQE completes with
  * IB_WC_RETRY_EXC_ERR.  timeout 0 means no timer (infinite).  rnr holds
  * transmission for the RNR NAK's delay; rnr_retry 7 retries forever.
@@ -143,15 +145,24 @@ static unsigned long roce_rto_jiffies(const struct softrnic_qp *qp)
 		   (u64)msecs_to_jiffies(ROCE_RTO_MIN_MS));
 }
 
-/* Restart or stop the retransmission timer after progress. */
+/*
+ * Restart the retransmission timeout after progress.  The timer itself
+ * is left where it is, even with nothing in flight: it fires at most
+ * once more and looks at rto_start then (roce_rto_fn()).  Deleting it
+ * on every ACK and arming it again for the next message took the timer
+ * base's lock twice per message, a tenth of a short message's time.
+ */
 static void roce_rto_update(struct roce_qp *rqp)
 {
 	struct roce_req *req = &rqp->req;
 
-	if (roce_psn_diff(req->max_sent, req->una_psn) <= 0 ||
-	    !rqp->qp->attr.timeout || rqp->dying)
+	if (!rqp->qp->attr.timeout || rqp->dying) {
 		del_timer(&req->rto);
-	else
+		return;
+	}
+	req->rto_start = jiffies;
+	if (roce_psn_diff(req->max_sent, req->una_psn) > 0 &&
+	    !timer_pending(&req->rto))
 		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
 }
 
@@ -345,10 +356,11 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 	const struct softrnic_sqe *sqe;
 	struct roce_rwqe *r;
 	u32 n, mtu = req->mtu;
-	bool first, last;
+	bool first, last, idle;
 
 	if (!roce_req_can_send(req))
 		return false;
+	idle = roce_psn_diff(req->max_sent, req->una_psn) <= 0;
 	r = roce_rwqe(req, req->tx);
 	sqe = &r->wqe.sqe;
 	memset(pkt, 0, sizeof(*pkt));
@@ -438,8 +450,13 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 		req->max_sent = req->tx_psn;
 	else
 		roce_qp_count(rqp->qp, ROCE_CNT_RETRANSMITS, 1);
-	if (!timer_pending(&req->rto) && rqp->qp->attr.timeout && !rqp->dying)
-		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+	if (rqp->qp->attr.timeout && !rqp->dying) {
+		/* The first packet in flight starts the clock. */
+		if (idle || !timer_pending(&req->rto))
+			req->rto_start = jiffies;
+		if (!timer_pending(&req->rto))
+			mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+	}
 	return true;
 }
 
@@ -951,13 +968,20 @@ static void roce_rto_fn(struct timer_list *t)
 	struct roce_qp *rqp = from_timer(rqp, t, req.rto);
 	struct roce_req *req = &rqp->req;
 	struct softrnic_qp *qp = rqp->qp;
-	unsigned long flags;
+	unsigned long flags, expires;
 	bool kick = false;
 
 	spin_lock_irqsave(&req->lock, flags);
 	if (!req->active || req->rnr_wait || rqp->dying ||
 	    roce_psn_diff(req->max_sent, req->una_psn) <= 0 ||
 	    req->head == req->tail) {
+		spin_unlock_irqrestore(&req->lock, flags);
+		return;
+	}
+	/* Left armed across progress (roce_rto_update()): not due yet. */
+	expires = req->rto_start + roce_rto_jiffies(qp);
+	if (time_before(jiffies, expires)) {
+		mod_timer(&req->rto, expires);
 		spin_unlock_irqrestore(&req->lock, flags);
 		return;
 	}
