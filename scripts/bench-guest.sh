@@ -93,12 +93,17 @@ dump() { [ -s "$1" ] && sed 's/^/    | /' "$1"; }
 # bounded SECS CMD [ARGS...]: CMD under `timeout SECS`, but never blocks
 # more than SECS+10 s: a process stuck in the kernel (D state) outlives
 # even SIGKILL, and `timeout` would wait for it forever.  Then 124 and the
-# process is left behind.  No polling loop: nothing runs beside the
-# measurement.
+# process is left behind.  CMD may be a shell function (nfsd_start...):
+# `timeout` cannot run one, so it runs in a subshell, bounded by the
+# watchdog alone.  No polling loop: nothing runs beside the measurement.
 bounded() {
 	local secs=$1 pid wd rc done_pid=
 	shift
-	timeout -k 3 "$secs" "$@" &
+	if declare -F "$1" >/dev/null; then
+		("$@") &
+	else
+		timeout -k 3 "$secs" "$@" &
+	fi
 	pid=$!
 	sleep $((secs + 10)) &
 	wd=$!
@@ -112,6 +117,7 @@ bounded() {
 		return "$rc"
 	fi
 	say "gave up waiting for a stuck process ($*)"
+	kill -KILL "$pid" 2>/dev/null
 	return 124
 }
 
