@@ -529,10 +529,14 @@ st_dev() { [ "$1" = rxe ] && echo rxl0 || echo rol0; }
 # connected; an implementation that fails is out of the storage cells.
 st_up() {
 	local impl=$1 nqn=$ST_NQN-$1
-	bounded 60 nullb_mem "${ST_NB[$impl]}" $((ST_MB + 16)) &&
-		bounded 60 nvmet_subsys "$nqn" "/dev/nullb${ST_NB[$impl]}" &&
-		bounded 30 nvmet_port "${ST_PORT[$impl]}" "$(st_addr "$impl")" "$nqn" || return 1
-	nvme_rdma_connect "$nqn" "$(st_addr "$impl")" 2>&3 || return 1
+	bounded 60 nullb_mem "${ST_NB[$impl]}" $((ST_MB + 16)) ||
+		{ say "$impl storage: null_blk nullb${ST_NB[$impl]}: status $?"; return 1; }
+	bounded 60 nvmet_subsys "$nqn" "/dev/nullb${ST_NB[$impl]}" ||
+		{ say "$impl storage: nvmet subsystem $nqn: status $?"; return 1; }
+	bounded 30 nvmet_port "${ST_PORT[$impl]}" "$(st_addr "$impl")" "$nqn" ||
+		{ say "$impl storage: nvmet port ${ST_PORT[$impl]}: status $?"; return 1; }
+	nvme_rdma_connect "$nqn" "$(st_addr "$impl")" ||
+		{ say "$impl storage: nvme connect to $(st_addr "$impl"): status $?"; return 1; }
 	ST_BLK[$impl]=$NVME_BLK
 }
 

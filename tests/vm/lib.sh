@@ -217,6 +217,9 @@ NVME_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5e72c0de-0000-4000-8000-00000000000
 NVME_HOSTID=5e72c0de-0000-4000-8000-000000000001
 
 _configfs_up() {
+	# Debian's configfs is a module: /sys/kernel/config exists once it is
+	# loaded (nvmet loads it too, but null_blk may come first).
+	modprobe configfs || return 1
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 }
 
