@@ -83,6 +83,16 @@
  *                  a spoofed source and far ahead, and stale READ RESPONSE
  *                  MIDDLE packets: none may wait on the QP's receive
  *                  steering queue (rx_steered stays)
+ *   fuzz           (only when named) --fuzz N well-formed packets at the
+ *                  target's requester and responder state machines while
+ *                  a transfer runs on it: every RC opcode, PSNs at the
+ *                  live window edges (--sniff IF follows the pair's
+ *                  traffic; --sq-psn, --rqpn), ACK/RNR/NAK syndromes,
+ *                  valid (--va, --rkey, --len) and invalid keys and
+ *                  lengths; --stale: only PSNs far outside every window.
+ *                  Expectation: none (the test checks the transfer and
+ *                  the kernel; Documentation/wire-roce.md, "Fuzzing the
+ *                  live transport")
  *
  * Output: `inject: CATEGORY N packets` per category, then one line per
  * expected outcome, `expect OUTCOME N`, where OUTCOME is one of truncated,
@@ -98,6 +108,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -105,7 +116,10 @@
 #include <cstring>
 #include <functional>
 #include <getopt.h>
+#include <linux/if_packet.h>
 #include <map>
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
@@ -367,6 +381,7 @@ public:
 	Rng &rng() { return rng_; }
 	const Addr &src() const { return src_; }
 	uint64_t sent() const { return sent_; }
+	const Addr &dst() const { return dst_; }
 
 private:
 	Addr dst_, src_;
@@ -427,8 +442,9 @@ struct Target {
 	bool have_epsn;
 	uint32_t epsn;
 	uint32_t mtu;
-	uint64_t va;   /* --va, --rkey: a region the target may write and read */
+	uint64_t va; /* --va, --rkey: a region the target may write and read */
 	uint32_t rkey;
+	uint32_t sq_psn; /* --sq-psn: the target requester's first PSN (fuzz) */
 	std::vector<uint32_t> avoid;
 	Addr spoof;
 };
@@ -903,9 +919,8 @@ void cat_steer(Ctx &c)
 	size_t icrc_off = ROCE_UDP_HDR_LEN + mid.size() - ROCE_ICRC_LEN;
 	Send spoofed{.src = &c.t.spoof, .after = {}};
 	for (int i = 0; i < 64; i++) {
-		c.send(mid, "bad_icrc", Send{.after = [=](uint8_t *, uint8_t *udp) {
-			       udp[icrc_off] ^= 0x01;
-		       }});
+		c.send(mid, "bad_icrc",
+		       Send{.after = [=](uint8_t *, uint8_t *udp) { udp[icrc_off] ^= 0x01; }});
 		c.send(mid, "bad_address", spoofed);
 		c.send(build(req(ROCE_RC_SEND_MIDDLE, c.t.qpn, roce_psn_add(c.t.epsn, 1U << 22)),
 			     bytes(c.t.mtu)),
@@ -1027,6 +1042,345 @@ void cat_ud(Ctx &c)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* fuzz: random sequences at the live RC state machines */
+
+/*
+ * What a sniffer on the path (--sniff IF, an AF_PACKET socket on the
+ * interface the QP's traffic crosses) learns of the target QP's state
+ * from the real traffic, so that the fuzzed PSNs sit at its live window
+ * edges: the PSN its responder expects next (after the last request the
+ * peer sent it), the next PSN its requester sends, and the oldest one
+ * the peer has not acknowledged yet.  Without --sniff the starting
+ * values (--epsn, --sq-psn) stay.  A UDP GSO batch is seen as one
+ * datagram: its first PSN plus the number of MTU-sized segments it spans.
+ */
+struct LiveState {
+	uint32_t epsn = 0;     /* target responder: expected PSN */
+	uint32_t next_psn = 0; /* target requester: next PSN it sends */
+	uint32_t una = 0;      /* target requester: oldest unacknowledged */
+	uint32_t msn = 0;      /* an MSN seen in the peer's ACKs */
+	uint64_t seen = 0;     /* packets of the pair sniffed */
+};
+
+class Sniffer
+{
+public:
+	~Sniffer()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	void open(const char *ifname)
+	{
+		unsigned idx = if_nametoindex(ifname);
+		if (!idx)
+			fatal("--sniff %s: no such interface", ifname);
+		fd_ = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_ALL));
+		if (fd_ < 0)
+			fatal("packet socket: %s", std::strerror(errno));
+		struct sockaddr_ll sll = {};
+		sll.sll_family = AF_PACKET;
+		sll.sll_protocol = htons(ETH_P_ALL);
+		sll.sll_ifindex = (int)idx;
+		if (bind(fd_, reinterpret_cast<struct sockaddr *>(&sll), sizeof(sll)))
+			fatal("bind to %s: %s", ifname, std::strerror(errno));
+	}
+	bool active() const { return fd_ >= 0; }
+
+	/* Everything queued since the last call, into @st. */
+	void drain(LiveState &st, const Addr &target, uint32_t qpn, uint32_t rqpn, uint32_t mtu)
+	{
+		target_ = &target;
+		uint8_t buf[65536];
+		for (;;) {
+			ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+			if (n <= 0)
+				return;
+			note(st, buf, (size_t)n, qpn, rqpn, mtu);
+		}
+	}
+
+private:
+	int fd_ = -1;
+	const Addr *target_ = nullptr;
+
+	void note(LiveState &st, const uint8_t *p, size_t n, uint32_t qpn, uint32_t rqpn,
+		  uint32_t mtu)
+	{
+		size_t l3;
+		if (n >= ROCE_IPV4_HDR_LEN && (p[0] >> 4) == 4 && p[9] == IPPROTO_UDP)
+			l3 = (size_t)(p[0] & 15) * 4;
+		else if (n >= ROCE_IPV6_HDR_LEN && (p[0] >> 4) == 6 && p[6] == IPPROTO_UDP)
+			l3 = ROCE_IPV6_HDR_LEN;
+		else
+			return;
+		if (n < l3 + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN + ROCE_AETH_LEN)
+			return;
+		const uint8_t *udp = p + l3, *bth = udp + ROCE_UDP_HDR_LEN;
+		/*
+		 * Not RoCE, or not the pair's: a QP's source port is 0xc000 and
+		 * up (rdma_get_udp_sport()), a fuzzer's (ours, or one fuzzing
+		 * the other QP with this one's address) below
+		 */
+		if ((udp[2] << 8 | udp[3]) != ROCE_UDP_DPORT || udp[0] < 0xc0)
+			return;
+		const roce_opcode_desc *d = roce_opcode_lookup(bth[0]);
+		if (!d || d->transport != ROCE_TRANSPORT_RC)
+			return;
+		uint32_t dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+		uint32_t psn = (uint32_t)bth[9] << 16 | (uint32_t)bth[10] << 8 | bth[11];
+		size_t body = n - l3 - ROCE_UDP_HDR_LEN;
+		uint32_t segs = (uint32_t)std::max<size_t>(1, body / (mtu + ROCE_BTH_LEN + 4));
+		uint32_t last = roce_psn_add(psn, segs - 1);
+		bool resp = d->flags & ROCE_OPF_RESP;
+		/* the direction by address: both QPs may have the same number */
+		bool v6 = l3 == ROCE_IPV6_HDR_LEN;
+		if (v6 != target_->v6)
+			return;
+		const uint8_t *saddr = p + (v6 ? 8 : 12), *daddr = p + (v6 ? 24 : 16);
+		bool to = !std::memcmp(daddr, target_->b, target_->len()) && dqpn == qpn;
+		bool from = !std::memcmp(saddr, target_->b, target_->len()) && dqpn == rqpn;
+		if (to && !resp) {
+			st.epsn = roce_psn_next(last);
+		} else if (to && resp) {
+			st.una = roce_psn_next(last);
+			if (bth[0] == ROCE_RC_ACKNOWLEDGE) {
+				const uint8_t *a = bth + ROCE_BTH_LEN;
+				st.msn = (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+			}
+		} else if (from && !resp) {
+			st.next_psn = roce_psn_next(last);
+		} else if (!from) {
+			return;
+		}
+		st.seen++;
+	}
+};
+
+/*
+ * --fuzz N packets (default 2000; fewer if --while-pid's process exits
+ * first) at the target QP from its peer's address (the default source
+ * where the injector runs on the peer's side), every one well-formed
+ * with a valid ICRC, so each reaches the QP's requester or responder
+ * state machine: opcodes from every RC request and response, PSNs at the
+ * live window edges (LiveState), AETH syndromes of every kind, valid
+ * (--va/--rkey/--len) and invalid keys, addresses and lengths.  Whatever
+ * they do to a transfer running on the QP is legal for a peer to have
+ * done; the test checks that the kernel survives it and the QP ends
+ * cleanly.  With @stale, every PSN is far outside the QP's windows, and
+ * the transfer must not notice.
+ */
+void cat_fuzz(Ctx &c, unsigned count, bool stale, Sniffer &sniff, uint32_t rqpn, uint32_t arena_len,
+	      int while_pid, unsigned interval_us)
+{
+	Rng &r = c.inj.rng();
+	static const uint8_t ops[] = {
+	    ROCE_RC_SEND_FIRST,
+	    ROCE_RC_SEND_MIDDLE,
+	    ROCE_RC_SEND_LAST,
+	    ROCE_RC_SEND_LAST_WITH_IMMEDIATE,
+	    ROCE_RC_SEND_ONLY,
+	    ROCE_RC_SEND_ONLY_WITH_IMMEDIATE,
+	    ROCE_RC_RDMA_WRITE_FIRST,
+	    ROCE_RC_RDMA_WRITE_MIDDLE,
+	    ROCE_RC_RDMA_WRITE_LAST,
+	    ROCE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+	    ROCE_RC_RDMA_WRITE_ONLY,
+	    ROCE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+	    ROCE_RC_RDMA_READ_REQUEST,
+	    ROCE_RC_RDMA_READ_RESPONSE_FIRST,
+	    ROCE_RC_RDMA_READ_RESPONSE_MIDDLE,
+	    ROCE_RC_RDMA_READ_RESPONSE_LAST,
+	    ROCE_RC_RDMA_READ_RESPONSE_ONLY,
+	    ROCE_RC_ACKNOWLEDGE,
+	    ROCE_RC_ATOMIC_ACKNOWLEDGE,
+	    ROCE_RC_COMPARE_SWAP,
+	    ROCE_RC_FETCH_ADD,
+	    ROCE_RC_SEND_LAST_WITH_INVALIDATE,
+	    ROCE_RC_SEND_ONLY_WITH_INVALIDATE,
+	    ROCE_RC_FLUSH,
+	    ROCE_RC_ATOMIC_WRITE,
+	};
+	LiveState st;
+	st.epsn = c.t.epsn;
+	st.next_psn = c.t.sq_psn;
+	st.una = c.t.sq_psn;
+	uint64_t by_op[256] = {};
+
+	/*
+	 * A PSN at an edge of a window that starts at @lo and ends before
+	 * @hi; with @stale, one no packet of the run can have: 2^22 .. 2^23
+	 * behind @lo or 2^21 .. 2^22 ahead of @hi (a run covers far fewer).
+	 */
+	auto edge = [&](uint32_t lo, uint32_t hi) -> uint32_t {
+		if (stale)
+			return r.below(2)
+				   ? roce_psn_sub(lo,
+						  (1U << 22) + (uint32_t)r.below((1U << 22) - 8))
+				   : roce_psn_add(hi, (1U << 21) + (uint32_t)r.below(1U << 21));
+		switch (r.below(12)) {
+		case 0:
+			return roce_psn_sub(lo, 1);
+		case 1:
+		case 2:
+			return lo;
+		case 3:
+			return roce_psn_next(lo);
+		case 4:
+			return roce_psn_sub(hi, 1);
+		case 5:
+			return hi;
+		case 6:
+			return roce_psn_next(hi);
+		case 7: /* the duplicate / ahead boundary, 2^23 either way */
+			return roce_psn_add(lo, (1U << 23) - (uint32_t)r.below(3));
+		case 8:
+			return roce_psn_sub(lo, (1U << 23) - (uint32_t)r.below(3));
+		case 9: /* around the 2^24 wrap */
+			return (uint32_t)(ROCE_PSN_MASK - 2 + r.below(5)) & ROCE_PSN_MASK;
+		case 10:
+			return roce_psn_add(lo, (uint32_t)r.below(64));
+		default:
+			return (uint32_t)r.below(1U << 24);
+		}
+	};
+	/* a (va, rkey, len): mostly the real region, sometimes not */
+	auto region = [&](__u64 &va, __u32 &rkey, __u32 &len, uint32_t want) {
+		va = c.t.va + (arena_len ? r.below(arena_len) & ~7ULL : 0);
+		rkey = c.t.rkey;
+		len = want;
+		switch (r.below(8)) {
+		case 0:
+			rkey ^= 1U << r.below(32); /* a key that is not ours */
+			break;
+		case 1:
+			va = c.t.va + arena_len -
+			     (uint64_t)r.below(2 * want + 8); /* across the end */
+			break;
+		case 2:
+			va = c.t.va - (uint64_t)r.below(4096) - 1; /* before the start */
+			break;
+		case 3:
+			len = (uint32_t)r.next(); /* any length */
+			break;
+		case 4:
+			va = r.next();
+			break;
+		default:
+			break;
+		}
+	};
+
+	for (unsigned i = 0; i < count; i++) {
+		if (sniff.active() && i % 8 == 0)
+			sniff.drain(st, c.inj.dst(), c.t.qpn, rqpn, c.t.mtu);
+		if (while_pid > 0 && i % 16 == 0 && kill(while_pid, 0))
+			break;
+		if (interval_us)
+			usleep(interval_us);
+		uint8_t op = ops[r.below(sizeof(ops))];
+		const roce_opcode_desc *d = roce_opcode_lookup(op);
+		bool resp = d->flags & ROCE_OPF_RESP;
+		roce_pkt p = req(op, c.t.qpn, 0);
+		/*
+		 * Requests at the responder's window, responses at the
+		 * requester's.  A PSN in the window (a request at ePSN, a
+		 * response in [una, next)) is one the QP acts on, which often
+		 * ends the transfer: one in 512 of those stays, so the state
+		 * machines are fuzzed while it runs.
+		 */
+		uint32_t lo = resp ? st.una : st.epsn;
+		uint32_t hi = resp ? st.next_psn : roce_psn_add(st.epsn, 1);
+		p.psn = edge(lo, hi);
+		for (int k = 0; k < 16 && !stale &&
+				roce_psn_sub(p.psn, lo) < roce_psn_sub(hi, lo) && r.below(512);
+		     k++)
+			p.psn = edge(lo, hi);
+		p.ackreq = r.below(4) == 0;
+		if (r.below(8) == 0)
+			p.bth_flags = ROCE_PKT_SE;
+		size_t n = 0;
+		if (d->flags & ROCE_OPF_PAYLOAD) {
+			bool full = d->flags & (ROCE_OPF_MIDDLE) ||
+				    ((d->flags & ROCE_OPF_FIRST) && !(d->flags & ROCE_OPF_LAST));
+			switch (r.below(6)) {
+			case 0:
+				n = 0;
+				break;
+			case 1:
+				n = c.t.mtu + 4 * r.range(1, 4); /* above the path MTU */
+				break;
+			case 2:
+				n = (size_t)r.below(c.t.mtu) + 1;
+				break;
+			default:
+				n = full ? c.t.mtu : (size_t)r.below(c.t.mtu + 1);
+				break;
+			}
+		}
+		if (!(d->flags & ROCE_OPF_LAST))
+			n &= ~(size_t)3; /* PadCnt only on a message's last packet */
+		if (op == ROCE_RC_ATOMIC_WRITE)
+			n = 8;
+		uint32_t want = (uint32_t)(n ? n : r.below(4 * c.t.mtu));
+		if (d->flags & ROCE_OPF_FIRST && !(d->flags & ROCE_OPF_LAST))
+			want = (uint32_t)(c.t.mtu * r.range(1, 8));
+		region(p.reth.va, p.reth.rkey, p.reth.len, want);
+		if (op == ROCE_RC_COMPARE_SWAP || op == ROCE_RC_FETCH_ADD) {
+			__u32 dummy;
+			region(p.atomic.va, p.atomic.rkey, dummy, 8);
+			if (r.below(4) == 0)
+				p.atomic.va |= r.range(1, 7); /* misaligned */
+			p.atomic.swap_add = r.next();
+			p.atomic.compare = r.next();
+		}
+		p.atomic_orig = r.next();
+		p.imm = (uint32_t)r.next();
+		p.inv_rkey = r.below(2) ? c.t.rkey : (uint32_t)r.next();
+		p.feth.sel = (uint8_t)r.below(4);
+		p.feth.plt = (uint8_t)r.below(4);
+		if (op == ROCE_RC_ACKNOWLEDGE || op == ROCE_RC_ATOMIC_ACKNOWLEDGE ||
+		    (d->flags & ROCE_OPF_RESP && r.below(2))) {
+			static const uint8_t syns[] = {
+			    roce_syn_make(ROCE_AETH_ACK, ROCE_AETH_CREDITS_INVALID),
+			    roce_syn_make(ROCE_AETH_ACK, 0),
+			    roce_syn_make(ROCE_AETH_ACK, 5),
+			    roce_syn_make(ROCE_AETH_RNR_NAK, 0),
+			    roce_syn_make(ROCE_AETH_RNR_NAK, 1),
+			    roce_syn_make(ROCE_AETH_RNR_NAK, 31),
+			    roce_syn_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
+			    roce_syn_make(ROCE_AETH_RESERVED, 0),
+			    roce_syn_make(ROCE_AETH_NAK, ROCE_NAK_INVALID_REQUEST),
+			    roce_syn_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS_ERR),
+			    roce_syn_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_OP_ERR),
+			    roce_syn_make(ROCE_AETH_NAK, ROCE_NAK_INVALID_RD_REQUEST),
+			    roce_syn_make(ROCE_AETH_NAK, 9),
+			};
+			/*
+			 * ACKs, RNR NAKs and sequence NAKs; one in 32 any
+			 * syndrome: an error NAK in the window ends the transfer
+			 */
+			p.aeth.syndrome =
+			    r.below(32) && !stale ? syns[r.below(7)] : syns[r.below(sizeof(syns))];
+		}
+		p.aeth.msn = r.below(2) ? roce_psn_add(st.msn, (uint32_t)r.below(3)) & ROCE_PSN_MASK
+					: (uint32_t)r.below(1U << 24);
+		by_op[op]++;
+		c.send(build(p, bytes(n, (uint8_t)r.next())), "fuzz");
+	}
+	if (sniff.active())
+		sniff.drain(st, c.inj.dst(), c.t.qpn, rqpn, c.t.mtu);
+	std::printf("fuzz: target QP %#x: %" PRIu64 " packets of the pair sniffed; last epsn %u, "
+		    "requester una %u next %u\nfuzz: opcodes:",
+		    c.t.qpn, st.seen, st.epsn, st.una, st.next_psn);
+	for (unsigned op = 0; op < 256; op++)
+		if (by_op[op])
+			std::printf(" %s %" PRIu64, roce_opcode_lookup((uint8_t)op)->name,
+				    by_op[op]);
+	std::printf("\n");
+}
+
 struct Category {
 	const char *name;
 	bool needs_epsn;
@@ -1058,6 +1412,7 @@ const Category categories[] = {
     {"write_last_big", true, false},
     {"replay_first", true, false},
     {"replay", true, false},
+    {"fuzz", true, false},
 };
 
 void usage(FILE *f)
@@ -1076,6 +1431,14 @@ void usage(FILE *f)
 			"  --avoid-qpn N     random packets never go to this QPN (repeatable)\n"
 			"  --random N        random packets (500)\n"
 			"  --seed S          PRNG seed (1)\n"
+			"  --fuzz N          fuzz: N packets (2000)\n"
+			"  --stale           fuzz: only PSNs far outside every window\n"
+			"  --interval US     fuzz: microseconds between packets (0)\n"
+			"  --sq-psn PSN      fuzz: the target requester's first PSN\n"
+			"  --rqpn N          fuzz: the target's peer QPN (what --sniff follows)\n"
+			"  --len N           fuzz: the length of the --va/--rkey region\n"
+			"  --sniff IF        fuzz: follow the pair's PSNs on interface IF\n"
+			"  --while-pid PID   fuzz: stop once process PID is gone (N: at most)\n"
 			"  --check           do not send: run every packet through kernel/proto's\n"
 			"                    ICRC check and parser, and fail unless each gets the\n"
 			"                    verdict its category claims\n"
@@ -1115,6 +1478,14 @@ int main(int argc, char **argv)
 	    {"seed", required_argument, nullptr, 'R'},
 	    {"verbose", no_argument, nullptr, 'v'},
 	    {"check", no_argument, nullptr, 'C'},
+	    {"fuzz", required_argument, nullptr, 'F'},
+	    {"stale", no_argument, nullptr, 'T'},
+	    {"interval", required_argument, nullptr, 'U'},
+	    {"sq-psn", required_argument, nullptr, 'Q'},
+	    {"rqpn", required_argument, nullptr, 'N'},
+	    {"len", required_argument, nullptr, 'L'},
+	    {"sniff", required_argument, nullptr, 'I'},
+	    {"while-pid", required_argument, nullptr, 'W'},
 	    {"help", no_argument, nullptr, 'h'},
 	    {nullptr, 0, nullptr, 0},
 	};
@@ -1123,7 +1494,12 @@ int main(int argc, char **argv)
 	Target t{};
 	bool have_qpn = false;
 	uint64_t seed = 1;
-	unsigned nrandom = 500;
+	unsigned nrandom = 500, nfuzz = 2000;
+	uint32_t rqpn = 0, arena_len = 0;
+	const char *sniff_if = nullptr;
+	int while_pid = 0;
+	bool fuzz_stale = false;
+	unsigned interval_us = 0;
 	int sport = -1;
 	int c;
 
@@ -1174,6 +1550,30 @@ int main(int argc, char **argv)
 		case 'C':
 			check = true;
 			break;
+		case 'F':
+			nfuzz = (unsigned)num(optarg);
+			break;
+		case 'Q':
+			t.sq_psn = (uint32_t)num(optarg) & ROCE_PSN_MASK;
+			break;
+		case 'N':
+			rqpn = (uint32_t)num(optarg) & ROCE_QPN_MASK;
+			break;
+		case 'L':
+			arena_len = (uint32_t)num(optarg);
+			break;
+		case 'I':
+			sniff_if = optarg;
+			break;
+		case 'W':
+			while_pid = (int)num(optarg);
+			break;
+		case 'T':
+			fuzz_stale = true;
+			break;
+		case 'U':
+			interval_us = (unsigned)num(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1215,15 +1615,28 @@ int main(int argc, char **argv)
 		fatal("--spoof and --dst are of different families");
 
 	Rng r(seed);
-	Injector inj(dst, src, (uint16_t)(sport >= 0 ? sport : 0xc000 + (int)r.below(0x4000)),
-		     seed);
+	/*
+	 * RoCE's source ports are 0xc000 and up (rdma_get_udp_sport()); the
+	 * fuzz mode's sniffer tells the pair's packets from fuzzers' by a
+	 * port below that range, which the transport does not check.
+	 */
+	bool fuzzing = std::find(want.begin(), want.end(), "fuzz") != want.end();
+	Injector inj(
+	    dst, src,
+	    (uint16_t)(sport >= 0 ? sport : (fuzzing ? 0x8000 : 0xc000) + (int)r.below(0x4000)),
+	    seed);
 	inj.check_only = check;
 	if (!check)
 		inj.open_socket();
+	Sniffer sniff;
+	if (sniff_if && !check)
+		sniff.open(sniff_if);
 	std::string epsn =
 	    t.have_epsn ? "expected PSN " + std::to_string(t.epsn) : "no expected PSN";
-	std::printf("inject: %s%s -> %s QPN %#x, %s, path MTU %u\n", check ? "check only: " : "",
-		    src.str().c_str(), dst.str().c_str(), t.qpn, epsn.c_str(), t.mtu);
+	std::printf("inject: %s%s -> %s QPN %#x, %s, path MTU %u, seed %" PRIu64 "\n",
+		    check ? "check only: " : "", src.str().c_str(), dst.str().c_str(), t.qpn,
+		    epsn.c_str(), t.mtu, seed);
+	std::fflush(stdout); /* a test waits for this line: the sniffer is open */
 
 	Expect total;
 	for (const std::string &name : want) {
@@ -1284,6 +1697,9 @@ int main(int argc, char **argv)
 			cat_replay_first(ctx);
 		else if (name == "replay")
 			cat_replay(ctx);
+		else if (name == "fuzz")
+			cat_fuzz(ctx, nfuzz, fuzz_stale, sniff, rqpn, arena_len, while_pid,
+				 interval_us);
 		std::printf("inject: %s %" PRIu64 " packets\n", cat->name, ctx.n);
 		for (const auto &[k, v] : ctx.expect)
 			total[k] += v;

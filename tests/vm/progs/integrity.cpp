@@ -1952,9 +1952,10 @@ void write_info(const Options &o, const Rdma &r, const Info &me, const Info &pee
 		fatal("%s: %s", tmp.c_str(), std::strerror(errno));
 	std::fprintf(f,
 		     "dev %s\nlqpn %u\nrqpn %u\nsq_psn %u\nrq_psn %u\nmtu %d\ngid_index %d\n"
-		     "gid %s\nrgid %s\naddr %#" PRIx64 "\nrkey %#x\n",
+		     "gid %s\nrgid %s\naddr %#" PRIx64 "\nrkey %#x\nlen %" PRIu64 "\n",
 		     o.dev.c_str(), me.qpn, peer.qpn, me.psn, peer.psn, mtu_bytes(mtu), r.gid_index,
-		     gid_str(me.gid).c_str(), gid_str(peer.gid).c_str(), me.addr, me.rkey);
+		     gid_str(me.gid).c_str(), gid_str(peer.gid).c_str(), me.addr, me.rkey,
+		     r.arena_size);
 	std::fclose(f);
 	if (rename(tmp.c_str(), o.info_file.c_str()))
 		fatal("rename %s: %s", o.info_file.c_str(), std::strerror(errno));
