@@ -49,6 +49,7 @@ testprogs: module
 	$(MAKE) -C tests/kmod/queues KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/kmod/memory KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/kmod/rc KDIR=$(TEST_KDIR)
+	$(MAKE) -C tests/kmod/skb KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/raw_uverbs
 
 # The module, the provider and its .driver file where the installed
@@ -159,5 +160,6 @@ clean:
 	-$(MAKE) -C tests/kmod/queues KDIR=$(TEST_KDIR) clean
 	-$(MAKE) -C tests/kmod/memory KDIR=$(TEST_KDIR) clean
 	-$(MAKE) -C tests/kmod/rc KDIR=$(TEST_KDIR) clean
+	-$(MAKE) -C tests/kmod/skb KDIR=$(TEST_KDIR) clean
 	-$(MAKE) -C tests/raw_uverbs clean
 	rm -rf $(BUILD)
