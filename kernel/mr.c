@@ -45,20 +45,23 @@ static int softrnic_access_errno(u32 access)
 /*
  * A new, unpublished MR counted against SOFTRNIC_MAX_MR.  Until
  * softrnic_mr_publish() succeeds nobody else can see it, so an error path
- * undoes what it added and hands it to softrnic_mr_discard().
+ * undoes what it added and hands it to softrnic_mr_discard().  A user
+ * MR is charged to the registering process's memory cgroup, like its
+ * page list (softrnic_gfp()).
  */
 static struct softrnic_mr *softrnic_mr_new(struct ib_pd *ibpd, u8 type,
 					   u8 state, u32 access, u64 iova,
 					   u64 length)
 {
 	struct softrnic_dev *sdev = to_sdev(ibpd->device);
+	bool user = type == SOFTRNIC_MR_USER;
 	struct softrnic_mr *mr;
 
 	if (atomic_inc_return(&sdev->num_mr) > SOFTRNIC_MAX_MR) {
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), softrnic_gfp(user));
 	if (!mr) {
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);

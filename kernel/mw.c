@@ -34,7 +34,8 @@ int softrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		err = -ENOMEM;
 		goto err_count;
 	}
-	win = kzalloc(sizeof(*win), GFP_KERNEL);
+	/* Charged to the process's memory cgroup (kernel MWs: udata NULL). */
+	win = kzalloc(sizeof(*win), softrnic_gfp(udata));
 	if (!win) {
 		err = -ENOMEM;
 		goto err_count;
