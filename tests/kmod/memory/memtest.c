@@ -28,12 +28,8 @@
 #include "mem.h"
 #include "queue.h"
 
-static int mt_pass, mt_fail;
-
-#define CHECK(cond) do { \
-	if (cond) { mt_pass++; } else { mt_fail++; \
-		pr_err("memtest: FAIL %s:%d: %s\n", __func__, __LINE__, #cond); } \
-} while (0)
+#define KTEST_NAME "memtest"
+#include "ktest.h"
 
 #define ERRV(p) (IS_ERR(p) ? (int)PTR_ERR(p) : 0)
 
@@ -647,7 +643,8 @@ static int mt_run(const char *name)
 	if (!ibdev)
 		return -ENODEV;
 	sdev = to_sdev(ibdev);
-	mt_pass = mt_fail = 0;
+	atomic_set(&checks, 0);
+	atomic_set(&failures, 0);
 	pd = ib_alloc_pd(ibdev, 0);
 	pd2 = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(pd) || IS_ERR(pd2)) {
@@ -663,7 +660,8 @@ static int mt_run(const char *name)
 	ib_dealloc_pd(pd2);
 	ib_dealloc_pd(pd);
 	pr_info("memtest: %s: %d passed, %d failed; mr=%d mw=%d\n", name,
-		mt_pass, mt_fail, atomic_read(&sdev->num_mr), atomic_read(&sdev->num_mw));
+		atomic_read(&checks) - atomic_read(&failures), atomic_read(&failures),
+		atomic_read(&sdev->num_mr), atomic_read(&sdev->num_mw));
 	ib_device_put(ibdev);
 	return 0;
 }

@@ -28,22 +28,13 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#define KTEST_NAME "qtest"
+#include "ktest.h"
+
 static char *roce = "";
 module_param(roce, charp, 0444);
 static char *iwarp = "";
 module_param(iwarp, charp, 0444);
-
-static int checks, failures;
-
-#define CHECK(cond, fmt, ...)						\
-	do {								\
-		checks++;						\
-		if (!(cond)) {						\
-			failures++;					\
-			pr_err("qtest: FAIL %s:%d: %s: " fmt "\n",	\
-			       __func__, __LINE__, #cond, ##__VA_ARGS__); \
-		}							\
-	} while (0)
 
 /* How long an expected event may take before its check fails. */
 #define QT_WAIT_MS	2000
@@ -961,7 +952,7 @@ static void test_drain(struct qt *t)
 static void run_device(const char *name, bool is_roce)
 {
 	struct qt t = { .roce = is_roce };
-	int before = failures;
+	int before = atomic_read(&failures);
 
 	if (!name || !*name) {
 		CHECK(0, "no %s device named (module parameter %s=)",
@@ -988,7 +979,7 @@ static void run_device(const char *name, bool is_roce)
 	test_drain(&t);
 	ib_dealloc_pd(t.pd);
 out:
-	pr_info("qtest: %s: %d failed\n", name, failures - before);
+	pr_info("qtest: %s: %d failed\n", name, atomic_read(&failures) - before);
 	ib_device_put(t.dev);
 }
 
@@ -996,7 +987,7 @@ static int __init qtest_init(void)
 {
 	run_device(roce, true);
 	run_device(iwarp, false);
-	pr_info("qtest: done: %d checks, %d failed\n", checks, failures);
+	ktest_done();
 	return 0;
 }
 

@@ -33,6 +33,9 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#define KTEST_NAME "rctest"
+#include "ktest.h"
+
 static char *dev0 = "roce0";
 module_param(dev0, charp, 0444);
 MODULE_PARM_DESC(dev0, "requester device (any netns)");
@@ -45,20 +48,6 @@ MODULE_PARM_DESC(ipv6, "use the RoCE v2 IPv6 (global) GIDs instead of IPv4");
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "no checks: leave traffic running until device removal or rmmod");
-
-static atomic_t checks, failures;
-
-#define CHECK(cond, fmt, ...)						\
-	({								\
-		bool __ok = (cond);					\
-		atomic_inc(&checks);					\
-		if (!__ok) {						\
-			atomic_inc(&failures);				\
-			pr_err("rctest: FAIL %s:%d: %s: " fmt "\n",	\
-			       __func__, __LINE__, #cond, ##__VA_ARGS__); \
-		}							\
-		__ok;							\
-	})
 
 #define MIB		(1u << 20)
 #define BUF_LEN		(MIB + 16 * PAGE_SIZE)	/* data + SGE gaps + guard */
@@ -3153,8 +3142,7 @@ static int __init rctest_init(void)
 			return err;
 		client_registered = true;
 		hold_start();
-		pr_info("rctest: done: %d checks, %d failed\n", atomic_read(&checks),
-			atomic_read(&failures));
+		ktest_done();
 		return 0;
 	}
 	if (!side_init(&S[0], dev0) && !side_init(&S[1], dev1)) {
@@ -3177,8 +3165,7 @@ static int __init rctest_init(void)
 	}
 	side_fini(&S[1]);
 	side_fini(&S[0]);
-	pr_info("rctest: done: %d checks, %d failed\n", atomic_read(&checks),
-		atomic_read(&failures));
+	ktest_done();
 	return 0;
 }
 

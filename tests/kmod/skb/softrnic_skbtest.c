@@ -49,6 +49,9 @@
 #include "roce_parse.h"
 #include "roce_psn.h"
 
+#define KTEST_NAME "skbtest"
+#include "ktest.h"
+
 static char *dev0 = "roce0";
 module_param(dev0, charp, 0444);
 MODULE_PARM_DESC(dev0, "the peer device, whose QP the frames come from");
@@ -67,20 +70,6 @@ MODULE_PARM_DESC(bad, "damaged frames among them");
 static bool broken_check;
 module_param(broken_check, bool, 0444);
 MODULE_PARM_DESC(broken_check, "self-test: count one valid SEND as if it were a bad frame");
-
-static atomic_t checks, failures;
-
-#define CHECK(cond, fmt, ...)						\
-	({								\
-		bool __ok = (cond);					\
-		atomic_inc(&checks);					\
-		if (!__ok) {						\
-			atomic_inc(&failures);				\
-			pr_err("skbtest: FAIL %s:%d: %s: " fmt "\n",	\
-			       __func__, __LINE__, #cond, ##__VA_ARGS__); \
-		}							\
-		__ok;							\
-	})
 
 #define MTU		1024
 #define BUF_LEN		(256 * 1024)
@@ -640,8 +629,7 @@ out:
 	kvfree(expect);
 	kfree(payload);
 	kfree(frame_buf);
-	pr_info("skbtest: done: %d checks, %d failed\n", atomic_read(&checks),
-		atomic_read(&failures));
+	ktest_done();
 	return 0;
 }
 
