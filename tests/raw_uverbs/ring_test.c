@@ -40,20 +40,7 @@
 
 #include "softrnic-abi.h"
 #include "ring.h"
-
-static int checks, failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		checks++;						\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: %s: ", __func__, __LINE__,	\
-			       #cond);					\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
+#include "check.h"
 
 struct ctx {
 	int fd;
@@ -1154,6 +1141,6 @@ int main(int argc, char **argv)
 	else
 		run_basic(&c);
 	printf("ring_test: %s %s: %d checks, %d failed\n", argv[1], mode,
-	       checks, failures);
-	return failures ? 1 : 0;
+	       test_checks, test_failures);
+	return test_failures ? 1 : 0;
 }

@@ -21,10 +21,9 @@
 #define IB_MR_REREG_PD 2
 #define IB_MR_REREG_ACCESS 4
 #include "softrnic-abi.h"
+#include "check.h"
 
-static int fd, pass, fail;
-#define CHECK(c) do { if (c) pass++; else { fail++; \
-	fprintf(stderr, "FAIL line %d: %s (errno %d %s)\n", __LINE__, #c, errno, strerror(errno)); } } while (0)
+static int fd;
 
 static int ucmd(__u32 op, void *body, size_t blen, void *resp, size_t rlen)
 {
@@ -203,8 +202,9 @@ int main(int argc, char **argv)
 		CHECK(reg_mr(pd, buf, 0, (uintptr_t)buf, LW, &m3) == 0);
 		CHECK(dereg_mr(m4.mr_handle) == 0);
 		CHECK(dereg_mr(m3.mr_handle) == 0);
-		printf("rlimit test on %s: %d passed, %d failed\n", dev, pass, fail);
-		return fail ? 1 : 0;
+		printf("rlimit test on %s: %d passed, %d failed\n", dev,
+		       test_checks - test_failures, test_failures);
+		return test_failures ? 1 : 0;
 	}
 	if (!strcmp(mode, "hold")) {
 		/* Hold one of everything, then wait to be killed or orphaned. */
@@ -214,7 +214,8 @@ int main(int argc, char **argv)
 		CHECK(alloc_mw(pd, 2, &w2) == 0);
 		if (cr.d.link_type == SOFTRNIC_LINK_ROCE)
 			CHECK(create_ah(pd, dev, &ah) == 0);
-		printf("holding: %d passed, %d failed\n", pass, fail);
+		printf("holding: %d passed, %d failed\n", test_checks - test_failures,
+		       test_failures);
 		fflush(stdout);
 		pause();
 		return 0;
@@ -279,7 +280,7 @@ int main(int argc, char **argv)
 
 	fflush(stdout);
 	if (system("rdma resource show mr") != 0)
-		fail++;
+		test_failures++;
 
 	CHECK(dealloc_mw(w1.mw_handle) == 0);
 	CHECK(dealloc_mw(w2.mw_handle) == 0);
@@ -287,6 +288,7 @@ int main(int argc, char **argv)
 	CHECK(dereg_mr(m2.mr_handle) == 0);
 	CHECK(dereg_mr(m4.mr_handle) == 0);
 
-	printf("uverbs test on %s: %d passed, %d failed\n", dev, pass, fail);
-	return fail ? 1 : 0;
+	printf("uverbs test on %s: %d passed, %d failed\n", dev,
+	       test_checks - test_failures, test_failures);
+	return test_failures ? 1 : 0;
 }
