@@ -91,6 +91,20 @@ static int softrnic_sqe_from_wr(struct softrnic_qp *qp,
 		sqe.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		sqe.rdma.rkey = rdma_wr(wr)->rkey;
 		break;
+	case IB_WR_RDMA_READ_WITH_INV:
+		/*
+		 * The MR invalidated is the sink SGE's, as siw does: rdma_rw
+		 * sets ex.invalidate_rkey before rdma_rw_update_lkey gives
+		 * the MR its next key, so that one is stale by then.
+		 */
+		if (!qp->sdev->wire->read_with_inv || wr->num_sge != 1 ||
+		    (wr->send_flags & IB_SEND_INLINE))
+			return -EINVAL;
+		sqe.opcode = SOFTRNIC_WR_RDMA_READ;
+		sqe.flags |= SOFTRNIC_WQE_F_KREAD_INV;
+		sqe.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		sqe.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		sqe.opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?

@@ -251,6 +251,8 @@ int softrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	set_bit(SOFTRNIC_QP_DYING, &qp->flags);
 	mutex_unlock(&qp->mutex);
 
+	if (qp->wire_priv && sdev->wire->qp_destroying)
+		sdev->wire->qp_destroying(qp);
 	/* Wait for the wire: no lookup succeeds once ref reached zero. */
 	softrnic_qp_put(qp);
 	wait_for_completion(&qp->released);

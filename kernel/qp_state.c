@@ -244,6 +244,11 @@ int softrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	mutex_lock(&qp->mutex);
 	cur = qp->state;
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (cur == IB_QPS_ERR && next == IB_QPS_SQD && mask == IB_QP_STATE &&
+	    qp->sdev->wire->sqd_in_err_ok) {
+		mutex_unlock(&qp->mutex);
+		return 0;
+	}
 	err = softrnic_qp_check_attrs(qp, attr, mask, cur, next);
 	if (err) {
 		mutex_unlock(&qp->mutex);

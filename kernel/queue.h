@@ -225,6 +225,14 @@ struct softrnic_swqe {
 };
 
 /*
+ * Kernel rings only: an IB_WR_RDMA_READ_WITH_INV, posted as a READ with
+ * this flag (on wires with read_with_inv): its one sink SGE's MR is
+ * invalidated when the READ completes.  Never in a user ring's WQE
+ * (sr_sqe_check rejects unknown flags there).
+ */
+#define SOFTRNIC_WQE_F_KREAD_INV	(1U << 7)
+
+/*
  * Kernel rings only: IB_WR_REG_MR carries the MR itself in the WQE, which
  * a process can never see (sr_sqe_check rejects REG_MR from user rings).
  */
@@ -449,6 +457,10 @@ void softrnic_qp_discard(struct softrnic_qp *qp);
 
 /* rq.c */
 int softrnic_rq_get(struct softrnic_qp *qp, struct softrnic_krqe *out);
+void softrnic_rq_complete(struct softrnic_qp *qp,
+			  const struct softrnic_krqe *rqe,
+			  enum ib_wc_status status, u8 opcode, u32 byte_len,
+			  u16 wc_flags, u32 ex, bool solicited);
 /*
  * Take the next receive WQE of an SRQ (for the wire's receive path; any
  * context).  0: *out holds it; -ENOENT: none posted (RNR); -EIO: the SRQ

@@ -109,3 +109,30 @@ out:
 		tasklet_schedule(&srq->notify);
 	return err;
 }
+
+/*
+ * Complete a receive WQE the wire took with softrnic_rq_get(): the
+ * partner of softrnic_sq_complete() for the receive side.  An error
+ * status (other than a flush) marks the QP for ERR before the CQE is
+ * visible, so a consumer that polls it finds the QP in ERR.  Any context.
+ */
+void softrnic_rq_complete(struct softrnic_qp *qp,
+			  const struct softrnic_krqe *rqe,
+			  enum ib_wc_status status, u8 opcode, u32 byte_len,
+			  u16 wc_flags, u32 ex, bool solicited)
+{
+	struct softrnic_cqe cqe = {
+		.wr_id = rqe->rqe.wr_id,
+		.status = status,
+		.opcode = opcode,
+		.wc_flags = wc_flags,
+		.byte_len = byte_len,
+		.ex = ex,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+		softrnic_qp_error_mark(qp, false);
+	softrnic_cq_post(softrnic_qp_rcq(qp), &cqe, solicited);
+}

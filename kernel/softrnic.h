@@ -61,6 +61,21 @@ struct softrnic_wire {
 	bool (*qp_transition_ok)(const struct softrnic_qp *qp,
 				 enum ib_qp_state cur, enum ib_qp_state next,
 				 int mask);
+	/*
+	 * A move of an ERR QP to SQD (state alone) succeeds and leaves it in
+	 * ERR: iWARP, where librdmacm's rdma_disconnect moves the QP to SQD
+	 * first and the peer may have closed the connection (QP to ERR)
+	 * just before; siw takes it the same way.
+	 */
+	bool sqd_in_err_ok;
+	/*
+	 * Kernel QPs take IB_WR_RDMA_READ_WITH_INV (an RDMA READ whose sink
+	 * MR is invalidated when it completes): ib_core's rdma_rw posts one
+	 * for every READ on iWARP (rdma_cap_read_inv), nvmet-rdma's and
+	 * svcrdma's included.  The wire's READ completion invalidates the
+	 * MR of a WQE with SOFTRNIC_WQE_F_KREAD_INV.
+	 */
+	bool read_with_inv;
 
 	/*
 	 * Queues: the transmit side of the transport (kernel/queue.h).
@@ -70,8 +85,7 @@ struct softrnic_wire {
 	 * (it later calls softrnic_sq_complete(qp, wqe->index, ...)),
 	 * -EAGAIN to be offered the same WQE again after it calls
 	 * softrnic_qp_kick(qp), or an enum ib_wc_status > 0 to complete the
-	 * WQE in error.  NULL until the transport exists: network WQEs then
-	 * stay posted, uncompleted, until the QP is flushed.
+	 * WQE in error.  Every wire has one.
 	 */
 	int (*sq_xmit)(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
 
@@ -91,6 +105,12 @@ struct softrnic_wire {
 	void (*qp_fini)(struct softrnic_qp *qp);
 	void (*qp_modify)(struct softrnic_qp *qp, int mask,
 			  enum ib_qp_state cur);
+	/*
+	 * destroy_qp is about to wait for the QP's references: a wire whose
+	 * peers hold some (iw_cm, until the connection's CLOSE event) makes
+	 * them let go here.  Process context, no lock of ours held.
+	 */
+	void (*qp_destroying)(struct softrnic_qp *qp);
 
 	/*
 	 * Counters (`rdma statistic`, counters.c): their names, indexed as

@@ -179,6 +179,7 @@ static int softrnic_sq_fetch(struct softrnic_qp *qp,
 {
 	const void *slot = softrnic_ring_slot(&qp->sq, qp->sq_next);
 	const void *payload = slot + sizeof(wqe->sqe);
+	u8 kflags = 0;
 	u32 len;
 
 	memcpy(&wqe->sqe, slot, sizeof(wqe->sqe));
@@ -188,8 +189,14 @@ static int softrnic_sq_fetch(struct softrnic_qp *qp,
 	if (!qp->user && wqe->sqe.opcode == SOFTRNIC_WR_REG_MR)
 		return qp->kind == SR_QP_RC ? 0 : -EINVAL;
 
+	/* post.c's own flag on a kernel READ, past the ring's check */
+	if (!qp->user && wqe->sqe.opcode == SOFTRNIC_WR_RDMA_READ) {
+		kflags = wqe->sqe.flags & SOFTRNIC_WQE_F_KREAD_INV;
+		wqe->sqe.flags &= ~kflags;
+	}
 	if (sr_sqe_check(&wqe->sqe, &qp->sq_lim) != SR_WQE_OK)
 		return -EINVAL;
+	wqe->sqe.flags |= kflags;
 	if (wqe->sqe.flags & SOFTRNIC_WQE_F_INLINE) {
 		len = sr_sqe_inline_len(&wqe->sqe, qp->kind);
 		memcpy(wqe->inline_data, payload, len);
@@ -270,9 +277,6 @@ static enum softrnic_sq_step softrnic_sq_step(struct softrnic_qp *qp)
 	}
 
 	xmit = qp->sdev->wire->sq_xmit;
-	/* A wire with no transmit (wire->sq_xmit NULL): posted until a flush. */
-	if (!xmit)
-		return SOFTRNIC_SQ_STALL;
 	index = softrnic_sq_start(qp, wqe);
 	ret = xmit(qp, wqe);
 	if (ret == -EAGAIN) {

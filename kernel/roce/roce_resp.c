@@ -76,21 +76,11 @@ static void roce_resp_rqe_done(struct roce_qp *rqp, enum ib_wc_status status,
 			       u8 opcode, u32 byte_len, u16 wc_flags, u32 ex,
 			       bool solicited)
 {
-	struct softrnic_qp *qp = rqp->qp;
 	struct roce_resp *resp = &rqp->resp;
-	struct softrnic_cqe cqe = {
-		.wr_id = resp->rqe.rqe.wr_id,
-		.status = status,
-		.opcode = opcode,
-		.wc_flags = wc_flags,
-		.byte_len = byte_len,
-		.ex = ex,
-		.qp_num = qp->ibqp.qp_num,
-		.src_qp = qp->attr.dest_qp_num,
-	};
 
 	resp->have_rqe = false;
-	softrnic_cq_post(softrnic_qp_rcq(qp), &cqe, solicited);
+	softrnic_rq_complete(rqp->qp, &resp->rqe, status, opcode, byte_len,
+			     wc_flags, ex, solicited);
 }
 
 /* ERR (flush the WQE of a half-received message), RESET, destroy. */
