@@ -11,7 +11,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 VERSION    := $(shell cat $(CURDIR)/VERSION)
 
-.PHONY: all deps module userspace testprogs unit vmtest check check-debug demo bench clean format \
+.PHONY: all deps module userspace testprogs unit vmtest check check-debug demo bench bench-iwarp clean format \
 	install uninstall dkms-source dkms-install dkms-uninstall deb check-packages
 
 all: module userspace
@@ -50,6 +50,7 @@ testprogs: module
 	$(MAKE) -C tests/kmod/memory KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/kmod/rc KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/kmod/skb KDIR=$(TEST_KDIR)
+	$(MAKE) -C tests/kmod/siw KDIR=$(TEST_KDIR)
 	$(MAKE) -C tests/raw_uverbs
 
 # The module, the provider and its .driver file where the installed
@@ -152,6 +153,15 @@ bench:
 	$(MAKE) deps
 	$(MAKE) all
 	scripts/bench
+
+# The iWARP table alone (softrnic's iWARP vs siw; siw.ko comes with
+# testprogs), ~20-35 min under TCG: not a default phase of `make bench`,
+# whose VM timeout could not take both; see Documentation/benchmarks.md.
+bench-iwarp:
+	$(MAKE) deps
+	$(MAKE) all
+	$(MAKE) testprogs
+	BENCH_PHASES=iwarp BENCH_VM_TIMEOUT=$${BENCH_VM_TIMEOUT:-3600} scripts/bench
 
 format:
 	clang-format -i $$(git ls-files 'userspace/*.cpp' 'userspace/*.h' 'tests/unit/*.cpp')

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Guest half of scripts/bench (`make bench`): perftest and iperf3 over a
 # veth pair each in one boot, rdma_rxe and softrnic taking turns run by run
-# (see "network" and "interleaving").  See Documentation/benchmarks.md.
+# (see "network" and "interleaving"); the same for softrnic's iWARP and
+# siw through rdma_cm (phase iwarp, see "iwarp").  See
+# Documentation/benchmarks.md.
 #
 # Output protocol (the host turns it into the table):
 #   stdout  the log: one record per measurement, plus every tool's output
@@ -25,7 +27,8 @@
 #   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
 #   BENCH_PHASES ("rxe iperf3 softrnic loopback storage"; storage is the
-#   kernel storage table), BENCH_IPERF_SECS (3),
+#   kernel storage table; iwarp, not a default, the iWARP table),
+#   BENCH_IPERF_SECS (3),
 #   BENCH_ST_RUNS (storage: 3, 1 with BENCH_QUICK), BENCH_ST_SECS (5),
 #   BENCH_ST_MB (128), BENCH_ST_CONNS (50),
 #   BENCH_LO_RUNS, BENCH_LO_LAT_RUNS (loopback: 3 and 5), BENCH_LO_BW_SIZES,
@@ -152,11 +155,29 @@ listening() {
 	return 1
 }
 
-# wait_listen PID PORT: until the server listens (0) or exits / 20 s (1).
+# cm_listen_in NETNS PORT: an RDMA CM id listens on PORT in NETNS ("" =
+# init_net).  A perftest -R server has no TCP socket of its own.
+cm_listen_in() {
+	# shellcheck disable=SC2046
+	$(ns_prefix "$1") rdma resource show cm_id 2>/dev/null |
+		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
+}
+
+# wait_listen PID PORT: until the server listens (0) or exits / 20 s (1):
+# its TCP socket, or with PERF_CM its RDMA CM id (in SRV_NS) and the
+# iWARP driver's TCP listener in its namespace.  rdma_cm marks the id
+# LISTEN before it asks the devices to listen, and a client that came
+# in between was refused (ECONNREFUSED; perftest 4.5 then segfaults in
+# librdmacm); the last device's listener follows the first within the
+# same rdma_listen call, hence the short pause.
 wait_listen() {
 	local i
 	for ((i = 0; i < 200; i++)); do
-		listening "$1" "$2" && return 0
+		if [ -n "$PERF_CM" ]; then
+			cm_listen_in "$SRV_NS" "$2" && listening "$1" "$2" && sleep 0.3 && return 0
+		else
+			listening "$1" "$2" && return 0
+		fi
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
 	done
@@ -265,8 +286,8 @@ net_cleanup() {
 	"$IP" link del rx0 2>/dev/null
 	"$IP" link del lx0 2>/dev/null
 	"$IP" link del ly0 2>/dev/null
-	"$IP" netns del cli 2>/dev/null
-	"$IP" netns del peer 2>/dev/null
+	local ns
+	for ns in cli peer icli ipeer scli speer; do "$IP" netns del "$ns" 2>/dev/null; done
 	return 0
 }
 
@@ -303,28 +324,37 @@ net_rxe_setup() {
 		bounded 10 ping -q -c 1 -W 5 -I rx1 "$A" >/dev/null
 }
 
-net_ns_setup() {
-	local ns
-	for ns in cli peer; do
-		"$IP" netns add $ns && "$IP" -n $ns link set lo up || return 1
+# net_ns_pair NS0 IF0 NS1 IF1 [INDEX0 INDEX1]: a veth pair IF0 (10.0.0.1,
+# netns NS0) <-> IF1 (10.0.0.2, netns NS1), both namespaces new; with
+# the ifindexes given (see "iwarp" for why).
+net_ns_pair() {
+	local ns0=$1 if0=$2 ns1=$3 if1=$4 ns x0=() x1=()
+	[ -z "${5:-}" ] || x0=(index "$5")
+	[ -z "${6:-}" ] || x1=(index "$6")
+	for ns in "$ns0" "$ns1"; do
+		"$IP" netns add "$ns" && "$IP" -n "$ns" link set lo up || return 1
 	done
-	"$IP" link add sr0 netns cli type veth peer name sr1 netns peer &&
-		"$IP" -n cli addr add "$A"/24 dev sr0 &&
-		"$IP" -n peer addr add "$B"/24 dev sr1 &&
-		"$IP" -n cli link set sr0 up &&
-		"$IP" -n peer link set sr1 up || return 1
-	try_until 5 carrier cli sr0 || return 1
-	bounded 10 "$IP" netns exec cli ping -q -c 1 -W 5 "$B" >/dev/null
+	"$IP" link add "$if0" "${x0[@]}" netns "$ns0" type veth peer name "$if1" "${x1[@]}" netns "$ns1" &&
+		"$IP" -n "$ns0" addr add "$A"/24 dev "$if0" &&
+		"$IP" -n "$ns1" addr add "$B"/24 dev "$if1" &&
+		"$IP" -n "$ns0" link set "$if0" up &&
+		"$IP" -n "$ns1" link set "$if1" up || return 1
+	try_until 5 carrier "$ns0" "$if0" || return 1
+	bounded 10 "$IP" netns exec "$ns0" ping -q -c 1 -W 5 "$B" >/dev/null
 }
+
+net_ns_setup() { net_ns_pair cli sr0 peer sr1; }
 
 # ---------------------------------------------------------------- perftest
 
 # The implementation of the next run (pick): devices, GIDs and network
 # namespaces ("" = init_net) of the client (10.0.0.1) and the server, the
 # address the client connects to, and how its packets are counted
-# (PKTS: a command printing a running count).
+# (PKTS: a command printing a running count).  PERF_CM=1: the QPs are
+# connected through rdma_cm (perftest -R, no -x: the GIDs are ''), as
+# iWARP needs.
 CLI_DEV='' CLI_GID='' SRV_DEV='' SRV_GID='' CLI_NS='' SRV_NS='' CLI_NETDEV=''
-SRV_ADDR=$B PKTS=pair_pkts
+SRV_ADDR=$B PKTS=pair_pkts PERF_CM=''
 # Records of the loopback table carry this prefix on the test name.
 TPFX=''
 
@@ -342,7 +372,7 @@ ns_prefix() { [ -n "$1" ] && echo "$IP netns exec $1"; }
 RESULT='' RESULT_MIN=''
 perf_run() {
 	local test=$1 size=$2 tag=$3 args tmo spid rc src pk0 pk1 t0 val vmin c0 c1
-	local cli=$WORK/cli srv=$WORK/srv
+	local cli=$WORK/cli srv=$WORK/srv cx=() sx=()
 	PORT=$((PORT + 1))
 	case $test in
 	*_bw)
@@ -354,10 +384,13 @@ perf_run() {
 		tmo=$SLACK
 		;;
 	esac
+	[ -z "$PERF_CM" ] || args+=(-R)
+	[ -z "$CLI_GID" ] || cx=(-x "$CLI_GID")
+	[ -z "$SRV_GID" ] || sx=(-x "$SRV_GID")
 	# The prefix first: $! must be a process in the server's netns (for
 	# wait_listen); `ip netns exec` execs its command, no fork.
 	# shellcheck disable=SC2046
-	$(ns_prefix "$SRV_NS") timeout -k 3 $((tmo + 20)) "$test" -d "$SRV_DEV" -x "$SRV_GID" "${args[@]}" >"$srv" 2>&1 &
+	$(ns_prefix "$SRV_NS") timeout -k 3 $((tmo + 20)) "$test" -d "$SRV_DEV" "${sx[@]}" "${args[@]}" >"$srv" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
 	if ! wait_listen "$spid" "$PORT"; then
@@ -374,7 +407,7 @@ perf_run() {
 	c0=$(cpu_ticks)
 	t0=$SECONDS
 	# shellcheck disable=SC2046
-	bounded "$tmo" $(ns_prefix "$CLI_NS") "$test" -d "$CLI_DEV" -x "$CLI_GID" "${args[@]}" "$SRV_ADDR" >"$cli" 2>&1
+	bounded "$tmo" $(ns_prefix "$CLI_NS") "$test" -d "$CLI_DEV" "${cx[@]}" "${args[@]}" "$SRV_ADDR" >"$cli" 2>&1
 	rc=$?
 	c1=$(cpu_ticks)
 	pk1=$($PKTS)
@@ -399,9 +432,9 @@ perf_run() {
 	{
 		echo "=== $tag: client rc=$rc, server rc=$src, $((SECONDS - t0)) s, $((pk1 - pk0)) packets over $CLI_NETDEV -> $val"
 		echo "  cpu (all CPUs, then each as user/system/softirq/idle, client's run): $(cpu_split "$c0" "$c1")"
-		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV -x $CLI_GID ${args[*]} $SRV_ADDR"
+		echo "  client: $(ns_prefix "$CLI_NS") $test -d $CLI_DEV ${cx[*]} ${args[*]} $SRV_ADDR"
 		dump "$cli"
-		echo "  server: $(ns_prefix "$SRV_NS") $test -d $SRV_DEV -x $SRV_GID ${args[*]}"
+		echo "  server: $(ns_prefix "$SRV_NS") $test -d $SRV_DEV ${sx[*]} ${args[*]}"
 		dump "$srv"
 	} >&3
 	RESULT=$val RESULT_MIN=$vmin
@@ -450,7 +483,7 @@ rxe_pick() {
 		return
 	fi
 	CLI_DEV=rxe0 SRV_DEV=rxe1 CLI_NS='' SRV_NS='' CLI_NETDEV=rx0
-	CLI_GID=${GIDS[rxe0]} SRV_GID=${GIDS[rxe1]} SRV_ADDR=$B PKTS=pair_pkts
+	CLI_GID=${GIDS[rxe0]} SRV_GID=${GIDS[rxe1]} SRV_ADDR=$B PKTS=pair_pkts PERF_CM=''
 }
 
 softrnic_up() {
@@ -471,7 +504,104 @@ softrnic_pick() {
 		return
 	fi
 	CLI_DEV=roce0 SRV_DEV=roce1 CLI_NS=cli SRV_NS=peer CLI_NETDEV=sr0
-	CLI_GID=${GIDS[roce0]} SRV_GID=${GIDS[roce1]} SRV_ADDR=$B PKTS=pair_pkts
+	CLI_GID=${GIDS[roce0]} SRV_GID=${GIDS[roce1]} SRV_ADDR=$B PKTS=pair_pkts PERF_CM=''
+}
+
+# ---------------------------------------------------------------- iwarp
+
+# softrnic's iWARP wire against Linux's siw (the iWARP table, phase
+# iwarp), each on a veth pair of its own made like the RoCE ones, both
+# ends in namespaces of their own (so the pairs can use 10.0.0.1 and
+# 10.0.0.2 next to rxe's and softrnic's RoCE pairs):
+#   siw:      siw0 on sw0 (netns scli) <-> siw1 on sw1 (netns speer)
+#   softrnic: iw0 on iv0 (netns icli)  <-> iw1 on iv1 (netns ipeer)
+# iWARP QPs connect only through iw_cm, so every run is perftest -R
+# (PERF_CM).  MPA CRC is off on both: siw's default build does not ask
+# for it, and softrnic's mpa_crc parameter is set to N.  Records carry
+# the test name iw:TEST, the implementations are siw and iwarp.
+#
+# A perftest -R server listens on 0.0.0.0:PORT, and rdma_cm (6.1) passes
+# such a listen to every RDMA device of the host, whatever its namespace.
+# siw makes its listening socket in the namespace of the listening
+# process, bound to the wildcard address and to its netdev's ifindex
+# (SO_BINDTODEVICE); softrnic makes its own in its netdev's namespace,
+# bound to each address of the netdev.  So:
+# * ifindexes are per namespace: sw0 and sw1 would both be 2 and siw1's
+#   listener would clash with siw0's (EADDRINUSE): the pairs get
+#   ifindexes of their own (sw 60/61, iv 62/63);
+# * a softrnic server in ipeer would meet siw's two wildcard listeners
+#   there, on its port: a wildcard socket bound to a device and one
+#   bound to no device clash in the same namespace, so rdma_listen fails
+#   with EADDRINUSE.  siw's devices are therefore deleted for softrnic's
+#   runs and added back for siw's (siw_links; about a second each way,
+#   siw.ko stays loaded).  softrnic's devices do not disturb siw's
+#   runs: their listeners are in icli and ipeer.
+IW_IMPLS=(siw iwarp)
+
+port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; }
+
+siw_up() {
+	if ! have_siw default; then
+		say "siw: build/kmod-siw/default/siw.ko is not built (make testprogs)"
+		return 1
+	fi
+	if ! net_ns_pair scli sw0 speer sw1 60 61; then
+		say "siw: could not set up veth pair sw0/sw1 (netns scli/speer)"
+		return 1
+	fi
+	bounded 60 siw_load default || { say "siw: siw_load failed"; return 1; }
+	siw_links add || { say "siw: rdma link add siw0/siw1 failed"; return 1; }
+}
+
+# siw_links add|del: siw0 (sw0, scli) and siw1 (sw1, speer) there or not.
+siw_links() {
+	local d ns
+	for d in 0 1; do
+		ns=scli
+		[ "$d" = 0 ] || ns=speer
+		if [ "$1" = add ]; then
+			[ -e "/sys/class/infiniband/siw$d" ] || bounded 30 siw_add "siw$d" "sw$d" "$ns" || return 1
+		elif [ -e "/sys/class/infiniband/siw$d" ]; then
+			bounded 30 "$IP" netns exec "$ns" rdma link delete "siw$d" || return 1
+		fi
+	done
+}
+
+siw_pick() {
+	siw_links add || say 'siw: rdma link add siw0/siw1 failed'
+	CLI_DEV=siw0 SRV_DEV=siw1 CLI_NS=scli SRV_NS=speer CLI_NETDEV=sw0
+	CLI_GID='' SRV_GID='' SRV_ADDR=$B PKTS=pair_pkts PERF_CM=1
+}
+
+iwarp_up() {
+	local d ns crc=/sys/module/softrnic/parameters/mpa_crc
+	if ! have_softrnic; then
+		say "iwarp: softrnic.ko is not built (make all)"
+		return 1
+	fi
+	bounded 60 modprobe softrnic || { say "iwarp: modprobe softrnic failed"; return 1; }
+	if [ -e "$crc" ]; then
+		echo N >"$crc" || { say "iwarp: could not set $crc to N"; return 1; }
+		out "M iw_mpa_crc $(cat "$crc")"
+	fi
+	siw_links del || { say "iwarp: rdma link delete siw0/siw1 failed"; return 1; }
+	if ! net_ns_pair icli iv0 ipeer iv1 62 63; then
+		say "iwarp: could not set up veth pair iv0/iv1 (netns icli/ipeer)"
+		return 1
+	fi
+	for d in 0 1; do
+		ns=icli
+		[ "$d" = 0 ] || ns=ipeer
+		bounded 30 "$IP" netns exec "$ns" rdma link add "iw$d" type iwarp netdev "iv$d" ||
+			{ say "iwarp: rdma link add iw$d type iwarp netdev iv$d failed"; return 1; }
+		try_until 10 port_active "iw$d" || { say "iwarp: iw$d never became ACTIVE"; return 1; }
+	done
+}
+
+iwarp_pick() {
+	siw_links del || say "iwarp: rdma link delete siw0/siw1 failed"
+	CLI_DEV=iw0 SRV_DEV=iw1 CLI_NS=icli SRV_NS=ipeer CLI_NETDEV=iv0
+	CLI_GID='' SRV_GID='' SRV_ADDR=$B PKTS=pair_pkts PERF_CM=1
 }
 
 # ---------------------------------------------------------------- loopback
@@ -501,7 +631,7 @@ loopback_up() {
 }
 
 lo_pick() { # DEV COUNTER
-	CLI_DEV=$1 SRV_DEV=$1 CLI_NS='' SRV_NS='' CLI_NETDEV=''
+	CLI_DEV=$1 SRV_DEV=$1 CLI_NS='' SRV_NS='' CLI_NETDEV='' PERF_CM=''
 	CLI_GID=${GIDS[$1]} SRV_GID=${GIDS[$1]} SRV_ADDR=127.0.0.1
 	PKTS="dev_pkts $1 $2"
 }
@@ -690,15 +820,17 @@ storage_phase() {
 # Take every device down and tell the log what the devices counted.
 devices_down() {
 	local d ns
-	for d in rxe0 rxe1 roce0 roce1 rxl0 rol0; do
+	for d in rxe0 rxe1 roce0 roce1 rxl0 rol0 iw0 iw1 siw0 siw1; do
 		[ -e "/sys/class/infiniband/$d" ] || continue
 		echo "=== $d at the end: $(rdma statistic show link "$d"/1 2>&1 | head -1)" >&3
 		ns=''
-		case $d in roce0) ns=cli ;; roce1) ns=peer ;; esac
+		case $d in roce0) ns=cli ;; roce1) ns=peer ;; iw0) ns=icli ;; iw1) ns=ipeer ;;
+		siw0) ns=scli ;; siw1) ns=speer ;; esac
 		# shellcheck disable=SC2046
 		bounded 30 $(ns_prefix "$ns") rdma link delete "$d"
 	done
 	! grep -q '^rdma_rxe ' /proc/modules || bounded 60 modprobe -r rdma_rxe
+	! grep -q '^siw ' /proc/modules || bounded 60 siw_unload
 }
 
 # ---------------------------------------------------------------- interleaving
@@ -851,6 +983,7 @@ case " $PHASES " in
 	out "M lo_lat_sizes $LO_LAT_SIZES"
 	;;
 esac
+case " $PHASES " in *" iwarp "*) out "M iwarp 1" ;; esac
 case " $PHASES " in
 *" storage "*)
 	out "M st_runs $ST_RUNS"
@@ -864,14 +997,15 @@ say "$accel, $(nproc) vCPUs, $RUNS/$LAT_RUNS run(s) per bw/lat cell, bw: $BW_TES
 unload_softrnic 2>/dev/null
 bounded 30 modprobe -r rdma_rxe 2>/dev/null
 net_cleanup
-iperf='' loopback='' storage=''
+iperf='' loopback='' storage='' iwarp=''
 for phase in $PHASES; do
 	case $phase in
 	rxe | softrnic) IMPLS+=("$phase") ;;
 	iperf3) iperf=1 ;;
 	loopback) loopback=1 ;;
 	storage) storage=1 ;;
-	*) say "unknown phase $phase (rxe, iperf3, softrnic, loopback, storage)" ;;
+	iwarp) iwarp=1 ;;
+	*) say "unknown phase $phase (rxe, iperf3, softrnic, loopback, storage, iwarp)" ;;
 	esac
 done
 for impl in "${IMPLS[@]}"; do probe "$impl"; done
@@ -895,6 +1029,18 @@ if [ -n "$loopback" ] && [ ${#IMPLS[@]} -gt 0 ]; then
 	TPFX=''
 fi
 [ -z "$storage" ] || storage_phase
+# Last: its wildcard rdma_cm listens would reach the iWARP devices, and
+# theirs every device (see "iwarp").
+if [ -n "$iwarp" ]; then
+	say "iwarp: softrnic's iWARP and siw, perftest -R (rdma_cm), MPA CRC off"
+	IMPLS=("${IW_IMPLS[@]}")
+	for impl in "${IMPLS[@]}"; do probe "$impl"; done
+	say "iwarp runs: ${IMPLS[*]} taking turns, pairs ordered A B, B A, ..."
+	TPFX=iw:
+	for t in $BW_TESTS; do for s in $BW_SIZES; do cell "$t" "$s"; done; done
+	for t in $LAT_TESTS; do for s in $LAT_SIZES; do cell "$t" "$s"; done; done
+	TPFX=''
+fi
 devices_down
 if grep -q '^softrnic ' /proc/modules; then
 	bounded 60 rmmod softrnic || out "P softrnic rmmod softrnic failed"

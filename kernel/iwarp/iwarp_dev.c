@@ -5,6 +5,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/module.h>
+#include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
 
 #include "softrnic.h"
@@ -35,8 +36,14 @@ static int softrnic_iwarp_query_gid(struct ib_device *ibdev, u32 port,
 static void softrnic_iwarp_fill_device_attr(struct softrnic_dev *sdev,
 					    struct ib_device_attr *attr)
 {
-	/* RFC 7306 atomics are not implemented on the iWARP wire yet. */
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 FetchAdd and CmpSwap, atomic with respect to every CPU
+	 * and every QP (softrnic_mr_atomic64), as on the RoCE wire; the
+	 * masked ones are not offered.  A connection without RFC 7306 (siw)
+	 * fails atomic WQEs with IB_WC_LOC_QP_OP_ERR.
+	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 }
 
 static const struct ib_device_ops softrnic_iwarp_ops = {
@@ -52,6 +59,20 @@ static const struct ib_device_ops softrnic_iwarp_ops = {
 	.iw_destroy_listen = softrnic_iw_destroy_listen,
 };
 
+/* rdma_cm talks to iw_cm without iwpmd: the ports are the sockets' own. */
+static int iwarp_dev_init(struct softrnic_dev *sdev)
+{
+	sdev->ibdev.iw_driver_flags = IW_F_NO_PORT_MAP;
+	strscpy(sdev->ibdev.iw_ifname, netdev_name(sdev->netdev),
+		sizeof(sdev->ibdev.iw_ifname));
+	return 0;
+}
+
+static void iwarp_dev_fini(struct softrnic_dev *sdev)
+{
+	iwarp_cm_dev_gone(sdev);
+}
+
 static int softrnic_iwarp_newlink(const char *ibdev_name,
 				  struct net_device *netdev)
 {
@@ -64,6 +85,25 @@ static struct rdma_link_ops softrnic_iwarp_link_ops = {
 };
 MODULE_ALIAS_RDMA_LINK("iwarp");
 
+static int iwarp_wire_init(void)
+{
+	int err = iwarp_dp_wq_init();
+
+	if (err)
+		return err;
+	err = iwarp_cm_init();
+	if (err)
+		iwarp_dp_wq_exit();
+	return err;
+}
+
+/* Every device is gone: the CM's endpoints end, then the data path's queue. */
+static void iwarp_wire_exit(void)
+{
+	iwarp_cm_exit();
+	iwarp_dp_wq_exit();
+}
+
 const struct softrnic_wire softrnic_iwarp_wire = {
 	.link_ops = &softrnic_iwarp_link_ops,
 	.type = SOFTRNIC_LINK_IWARP,
@@ -74,4 +114,18 @@ const struct softrnic_wire softrnic_iwarp_wire = {
 	/* The netdev MTU itself, rounded down to an IB MTU. */
 	.active_mtu = ib_mtu_int_to_enum,
 	.qp_transition_ok = softrnic_iwarp_qp_transition_ok,
+	.sqd_in_err_ok = true,
+	.read_with_inv = true,
+	.sq_xmit = iwarp_sq_xmit,
+	.stat_descs = iwarp_stat_descs,
+	.nstats = IWARP_CNT_NR,
+	.qp_stats = IWARP_QP_STATS,
+	.init = iwarp_wire_init,
+	.exit = iwarp_wire_exit,
+	.dev_init = iwarp_dev_init,
+	.dev_fini = iwarp_dev_fini,
+	.qp_init = iwarp_qp_init,
+	.qp_fini = iwarp_qp_fini,
+	.qp_modify = iwarp_qp_modify,
+	.qp_destroying = iwarp_qp_destroying,
 };

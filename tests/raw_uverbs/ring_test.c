@@ -543,7 +543,7 @@ static void test_flush_and_channel(struct ctx *c, uint8_t qpt)
 		CHECK(!post_recv(c, &qp, 100 + i), "recv");
 	CHECK(!to_rts(c, &qp), "RTS");
 
-	/* No wire: sends stay posted, the kernel keeps KERNEL_ACTIVE. */
+	/* No peer: sends stay posted, the kernel keeps KERNEL_ACTIVE. */
 	CHECK(!post_send(c, &qp, 1, SOFTRNIC_WR_SEND,
 			 SOFTRNIC_WQE_F_SIGNALED, &rang), "send 1");
 	CHECK(rang == 1, "first post rings the doorbell");

@@ -391,3 +391,66 @@ kmod_passed() {
 		}
 	done
 }
+
+# ---- siw, Linux's software iWARP driver, as a test peer (issue 16).
+# Debian's kernel has no siw.ko: `make testprogs` builds it from Debian's
+# linux-source-6.1 (tests/kmod/siw) as build/kmod-siw/VARIANT/siw.ko, one
+# per MPA CRC policy, which 6.1 fixes at compile time:
+#   default  does not ask for CRC, uses it when the peer asks
+#   crc      asks for CRC, refuses a peer that does not use it
+#   nocrc    refuses a peer that asks for CRC
+# siw works in any network namespace (the device, its listeners and
+# connections follow the namespace rdma link add / the tool runs in),
+# unlike 6.1's rdma_rxe: see Documentation/vm-harness.md.
+SIW_KO_DIR=$SOFTRNIC_ROOT/build/kmod-siw
+
+# have_siw [VARIANT]: is that siw.ko built?
+have_siw() { [ -f "$SIW_KO_DIR/${1:-default}/siw.ko" ]; }
+
+# siw_load [VARIANT]: siw.ko of VARIANT (default) loaded, with what it
+# needs (libcrc32c, and crc32c_generic for its crypto "crc32c" hash) and
+# the user-space interfaces (ib_uverbs, rdma_ucm).  Another variant that
+# is loaded is unloaded first (its devices go with it).  Status non-zero
+# if it could not be.
+siw_load() {
+	local v=${1:-default} ko
+	ko=$SIW_KO_DIR/$v/siw.ko
+	[ -f "$ko" ] || {
+		log "siw: $ko not built (make testprogs)"
+		return 1
+	}
+	if grep -q '^siw ' /proc/modules; then
+		[ "$(cat /run/softrnic-siw-variant 2>/dev/null)" = "$v" ] && return 0
+		siw_unload || return 1
+	fi
+	modprobe -a libcrc32c crc32c_generic ib_uverbs rdma_ucm || return 1
+	insmod "$ko" || return 1
+	echo "$v" >/run/softrnic-siw-variant
+}
+
+# siw_unload: siw's links deleted (in any namespace) and siw.ko unloaded;
+# a no-op when it is not loaded.
+siw_unload() {
+	grep -q '^siw ' /proc/modules || return 0
+	rmmod siw || return 1
+	rm -f /run/softrnic-siw-variant
+}
+
+# siw_add DEV NETDEV [NETNS]: siw device DEV on NETDEV (in netns NETNS
+# when given: the device is made from there), siw.ko loaded first if it
+# is not (default variant), and wait until its port is ACTIVE.
+siw_add() {
+	local dev=$1 nd=$2 ns=${3:-}
+	grep -q '^siw ' /proc/modules || siw_load || return 1
+	if [ -n "$ns" ]; then
+		"$IP" netns exec "$ns" rdma link add "$dev" type siw netdev "$nd" || return 1
+	else
+		rdma link add "$dev" type siw netdev "$nd" || return 1
+	fi
+	try_until 10 _siw_active "$dev" || {
+		log "siw: $dev never became ACTIVE"
+		return 1
+	}
+}
+
+_siw_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; }

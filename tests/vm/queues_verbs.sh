@@ -2,7 +2,8 @@
 # CQs, QPs and SRQs through libibverbs and libsoftrnic (pyverbs): caps,
 # flush order and opcodes, completion channel events, WRs posted in ERR,
 # RESET, resize across pending CQEs, SRQ limit/resize rules, limits, and
-# rdma restrack listing the objects.  No wire yet: completions are flushes.
+# rdma restrack listing the objects.  The QPs have no peer: completions are
+# flushes.
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 

@@ -9,10 +9,10 @@
  * runs every test at load time, logs "qtest: FAIL ..." per failed check
  * and ends with "qtest: done: N checks, M failed"; the module then stays
  * loaded doing nothing (rmmod it).  Both devices must be named.  The QPs'
- * peers do not exist (on RoCE a made-up address nobody answers, iWARP has
- * no transport yet), so network WQEs stay posted; the tests use local
- * operations (REG_MR, LOCAL_INV) to get successful completions and
- * flushes to get the rest.
+ * peers do not exist (on RoCE a made-up address nobody answers; an iWARP
+ * QP moved to RTS by hand has no connection), so network WQEs stay
+ * posted; the tests use local operations (REG_MR, LOCAL_INV) to get
+ * successful completions and flushes to get the rest.
  *
  * No check waits for time to pass: an expected event is waited for with a
  * bound that fails the check, and "nothing (more) happened" is checked

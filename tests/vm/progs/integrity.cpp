@@ -10,14 +10,26 @@
  *
  * Like perftest, the two processes meet over TCP (port 18520 by default),
  * exchange QP numbers, PSNs, GIDs, buffer keys and device limits, and
- * connect their RC QPs.  Both then generate the same schedule from the
- * client's seed: N operations in batches, each with a random requester
+ * connect their RC QPs.  With --cm (both ends; iWARP QPs can be connected
+ * no other way) rdma_cm connects them instead: the server listens on
+ * --cm-port (the TCP port + 1) of --bind or any address, the client
+ * resolves the server's address and connects; each end's device is the
+ * one rdma_cm picks for the address (-d, if given, must name it), its QP
+ * is the cm_id's (rdma_create_qp), REMOTE_ATOMIC is added to its access
+ * flags once connected when it takes atomics, and each end ends its part
+ * of a batch with a 1-byte READ of the peer's arena, a placement barrier:
+ * an iWARP WRITE completes once handed to TCP, not once placed.  The rest
+ * (parameters, buffer keys and limits over the tool's own TCP socket, the
+ * schedule, the checks) is the same.  Both then generate the same
+ * schedule from the client's seed: N operations in batches, each with a random requester
  * (either end), opcode (SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
  * RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD; inline when small; the
  * ones a device does not advertise are left out, e.g. atomics when either
- * atomic_cap is NONE), size (1 B .. --max-size, skewed small), SGE list
- * (1 .. max_send_sge / max_recv_sge / max_sge_rd, up to 32) and offsets in
- * a registered buffer ("arena") on each side.
+ * atomic_cap is NONE, and the ones with immediate data when either end
+ * says --no-imm: siw has none, and no device attribute tells), size
+ * (1 B .. --max-size, skewed small), SGE list (1 .. max_send_sge /
+ * max_recv_sge / max_sge_rd, up to 32) and offsets in a registered buffer
+ * ("arena") on each side.
  *
  * Every byte is accounted for.  Message contents are a PRNG stream keyed by
  * the seed and the operation's sequence number; everything else in the
@@ -32,7 +44,9 @@
  * RDMA_WRITE_WITH_IMM is the CRC-32 of the message, checked against the
  * received bytes.  Every completion is checked: status, opcode, byte_len
  * (receives, READ, atomics), immediate data and flag, QP number, and wr_id
- * order (per queue, in posting order; unsignaled sends produce none).
+ * order (per queue, in posting order; unsignaled sends produce none;
+ * --sq-any-order: send completions in any order, for siw; siw refuses a
+ * fenced READ too: --no-read-fence).
  *
  * Batches: both ends prepare their arena and post their receives, say
  * READY over TCP, post their sends, wait for their completions (completion
@@ -68,8 +82,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <rdma/rdma_cma.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -234,14 +250,21 @@ struct Options {
 	int retry_cnt = 7;
 	int rnr_retry = 7;
 	std::vector<std::string> faults; /* --selftest-fault: damage batch 0 before checking */
+	bool cm = false;		 /* --cm: connect the QPs through rdma_cm */
+	int cm_port = 0;		 /* --cm-port (0: --port + 1) */
+	std::string bind_addr;		 /* --bind: the server's rdma_cm listen address */
+	bool no_imm = false;		 /* --no-imm: no immediate data at this end */
+	bool sq_any_order = false;	 /* --sq-any-order: see usage() */
+	bool no_read_fence = false;	 /* --no-read-fence: see usage() */
 };
 
 void usage(FILE *f)
 {
 	std::fprintf(f,
 		     "usage: softrnic-integrity -d DEV [options] [SERVER_ADDRESS]\n"
+		     "       softrnic-integrity --cm [-d DEV] [options] [SERVER_ADDRESS]\n"
 		     "  without SERVER_ADDRESS: server (listens); with it: client\n"
-		     "  -d, --dev NAME        RDMA device\n"
+		     "  -d, --dev NAME        RDMA device (with --cm: optional, checked)\n"
 		     "  -i, --ib-port N       port number (1)\n"
 		     "  -g, --gid-index N     source GID index (default: the RoCE v2 GID of\n"
 		     "                        an IPv4 address, or of an IPv6 one with -6)\n"
@@ -264,6 +287,20 @@ void usage(FILE *f)
 		     "      --pause FILE      once connected, wait until FILE exists (give both\n"
 		     "                        ends the same FILE); --timeout starts after it\n"
 		     "      --info FILE       once connected, write QP numbers, PSNs, MTU there\n"
+		     "      --cm              connect the QPs through rdma_cm (iWARP needs it):\n"
+		     "                        the device is the one rdma_cm picks for the\n"
+		     "                        address; both ends must give --cm\n"
+		     "      --cm-port N       rdma_cm port (default: --port + 1)\n"
+		     "      --bind ADDR       server, --cm: listen on ADDR only (default: any)\n"
+		     "      --no-imm          this end has no immediate data (e.g. siw): leave\n"
+		     "                        out send_imm and write_imm (either end may say it)\n"
+		     "      --sq-any-order    this end's device completes its send queue out of\n"
+		     "                        order (siw: a READ when its response is in, after\n"
+		     "                        later SENDs and WRITEs): post every READ and\n"
+		     "                        atomic signaled, take send completions in any order\n"
+		     "                        (each must still come exactly once, and be right)\n"
+		     "      --no-read-fence   never post a READ with IBV_SEND_FENCE here (siw\n"
+		     "                        refuses a fenced READ: EINVAL, the QP goes to ERR)\n"
 		     "  -v, --verbose         one line per operation (twice: per completion)\n"
 		     "      --selftest-fault KIND[,KIND...]  (data, guard, atomic, imm)\n"
 		     "                        damage the first batch here before checking it:\n"
@@ -325,6 +362,12 @@ Options parse_args(int argc, char **argv)
 		O_PAUSE,
 		O_INFO,
 		O_FAULT,
+		O_CM,
+		O_CM_PORT,
+		O_BIND,
+		O_NO_IMM,
+		O_SQ_ANY_ORDER,
+		O_NO_READ_FENCE,
 	};
 	static const struct option longopts[] = {
 	    {"dev", required_argument, nullptr, 'd'},
@@ -348,6 +391,12 @@ Options parse_args(int argc, char **argv)
 	    {"pause", required_argument, nullptr, O_PAUSE},
 	    {"info", required_argument, nullptr, O_INFO},
 	    {"selftest-fault", required_argument, nullptr, O_FAULT},
+	    {"cm", no_argument, nullptr, O_CM},
+	    {"cm-port", required_argument, nullptr, O_CM_PORT},
+	    {"bind", required_argument, nullptr, O_BIND},
+	    {"no-imm", no_argument, nullptr, O_NO_IMM},
+	    {"sq-any-order", no_argument, nullptr, O_SQ_ANY_ORDER},
+	    {"no-read-fence", no_argument, nullptr, O_NO_READ_FENCE},
 	    {"verbose", no_argument, nullptr, 'v'},
 	    {"help", no_argument, nullptr, 'h'},
 	    {nullptr, 0, nullptr, 0},
@@ -430,6 +479,24 @@ Options parse_args(int argc, char **argv)
 			}
 			break;
 		}
+		case O_CM:
+			o.cm = true;
+			break;
+		case O_CM_PORT:
+			o.cm_port = (int)parse_size(optarg);
+			break;
+		case O_BIND:
+			o.bind_addr = optarg;
+			break;
+		case O_NO_IMM:
+			o.no_imm = true;
+			break;
+		case O_SQ_ANY_ORDER:
+			o.sq_any_order = true;
+			break;
+		case O_NO_READ_FENCE:
+			o.no_read_fence = true;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -445,7 +512,7 @@ Options parse_args(int argc, char **argv)
 		o.host = argv[optind++];
 	is_server = o.host.empty();
 	srtest::log_prefix = is_server ? "integrity[server]" : "integrity[client]";
-	if (optind < argc || o.dev.empty()) {
+	if (optind < argc || (o.dev.empty() && !o.cm)) {
 		usage(stderr);
 		std::exit(2);
 	}
@@ -460,6 +527,12 @@ Options parse_args(int argc, char **argv)
 	if (o.qp_timeout < 0 || o.qp_timeout > 31 || o.retry_cnt < 0 || o.retry_cnt > 7 ||
 	    o.rnr_retry < 0 || o.rnr_retry > 7)
 		fatal("--qp-timeout 0..31, --retry-cnt and --rnr-retry 0..7");
+	if (!o.cm_port)
+		o.cm_port = o.tcp_port + 1;
+	if (o.cm_port < 1 || o.cm_port > 65535)
+		fatal("--cm-port must be 1 .. 65535");
+	if (!o.cm && (!o.bind_addr.empty()))
+		fatal("--bind needs --cm");
 	return o;
 }
 
@@ -507,9 +580,12 @@ struct Info {
 	uint32_t init_rd_atom; /* max_qp_init_rd_atom: as requester */
 	uint32_t sq_depth;
 	uint32_t rq_depth;
-	uint32_t pad;
+	uint32_t flags; /* INFO_*; 0 from a build without them */
 	char dev[32];
 };
+
+constexpr uint32_t INFO_NO_IMM = 1; /* --no-imm: no immediate data here */
+constexpr uint32_t INFO_CM = 2;	    /* --cm: the QP is connected by rdma_cm */
 
 struct End {
 	uint32_t abort;
@@ -686,6 +762,7 @@ struct Op {
 struct Caps {
 	uint32_t send_sge, recv_sge, rd_sge, inl, sq, rq;
 	bool atomics;
+	bool imm; /* SEND_WITH_IMM, RDMA_WRITE_WITH_IMM */
 };
 
 struct Batch {
@@ -714,6 +791,8 @@ public:
 			if (!(p.mask & (1U << t)))
 				continue;
 			if (is_atomic((OpType)t) && !(caps[0].atomics && caps[1].atomics))
+				continue;
+			if (has_imm((OpType)t) && !(caps[0].imm && caps[1].imm))
 				continue;
 			allowed_[t] = true;
 			total_weight_ += op_weights[t];
@@ -933,6 +1012,9 @@ struct Rdma {
 	ibv_cq *scq = nullptr, *rcq = nullptr;
 	ibv_qp *qp = nullptr;
 	ibv_mr *mr = nullptr;
+	rdma_cm_id *id = nullptr;     /* --cm: the connection's id (its device, its QP) */
+	ibv_mr *barrier_mr = nullptr; /* --cm: the placement barrier READ's sink */
+	uint8_t barrier_buf[64]{};
 	uint8_t *arena = nullptr;
 	uint64_t arena_size = 0;
 	ibv_device_attr dev{};
@@ -952,16 +1034,25 @@ int pick_gid(Rdma &r, const Options &o)
 	return srtest::pick_gid(r.ctx, o.ib_port, r.port.gid_tbl_len, o.ipv6);
 }
 
+/*
+ * With --cm (r.id set) the device is r.id's, the one rdma_cm picked for the
+ * address (main() has checked it against -d and set o.dev, o.ib_port), and
+ * the QP is r.id's too (rdma_create_qp): rdma_cm moves it to RTS.
+ */
 void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
 {
-	int n;
-	ibv_device **list = ibv_get_device_list(&n);
-	if (!list)
-		fatal("ibv_get_device_list: %s", std::strerror(errno));
-	for (int i = 0; i < n; i++)
-		if (o.dev == ibv_get_device_name(list[i]))
-			r.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	if (r.id) {
+		r.ctx = r.id->verbs;
+	} else {
+		int n;
+		ibv_device **list = ibv_get_device_list(&n);
+		if (!list)
+			fatal("ibv_get_device_list: %s", std::strerror(errno));
+		for (int i = 0; i < n; i++)
+			if (o.dev == ibv_get_device_name(list[i]))
+				r.ctx = ibv_open_device(list[i]);
+		ibv_free_device_list(list);
+	}
 	if (!r.ctx)
 		fatal("cannot open RDMA device %s", o.dev.c_str());
 	if (ibv_query_device(r.ctx, &r.dev))
@@ -976,9 +1067,16 @@ void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
 			fatal("%s port %d is not ACTIVE", o.dev.c_str(), o.ib_port);
 		usleep(100000);
 	}
-	r.gid_index = pick_gid(r, o);
-	if (ibv_query_gid(r.ctx, (uint8_t)o.ib_port, r.gid_index, &r.gid))
-		fatal("ibv_query_gid %d failed", r.gid_index);
+	if (r.id) {
+		/* rdma_cm addresses the peer; the GID is only reported (iWARP: the MAC) */
+		r.gid_index = o.gid_index >= 0 ? o.gid_index : 0;
+		if (ibv_query_gid(r.ctx, (uint8_t)o.ib_port, r.gid_index, &r.gid))
+			r.gid = {};
+	} else {
+		r.gid_index = pick_gid(r, o);
+		if (ibv_query_gid(r.ctx, (uint8_t)o.ib_port, r.gid_index, &r.gid))
+			fatal("ibv_query_gid %d failed", r.gid_index);
+	}
 
 	r.pd = ibv_alloc_pd(r.ctx);
 	if (!r.pd)
@@ -995,6 +1093,25 @@ void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
 			   (r.dev.atomic_cap != IBV_ATOMIC_NONE ? IBV_ACCESS_REMOTE_ATOMIC : 0));
 	if (!r.mr)
 		fatal("ibv_reg_mr %" PRIu64 " bytes: %s", arena_size, std::strerror(errno));
+	if (r.id) {
+		/*
+		 * A READ sink: REMOTE_WRITE too, as iWARP hardware wants.  siw
+		 * counts every MR against RLIMIT_MEMLOCK, root or not, and the
+		 * arena alone may use up the default 8 MiB: raise it if we may.
+		 */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+			struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
+			if (setrlimit(RLIMIT_MEMLOCK, &inf)) {
+				rl.rlim_cur = rl.rlim_max;
+				setrlimit(RLIMIT_MEMLOCK, &rl);
+			}
+		}
+		r.barrier_mr = ibv_reg_mr(r.pd, r.barrier_buf, sizeof(r.barrier_buf),
+					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!r.barrier_mr)
+			fatal("ibv_reg_mr (barrier): %s", std::strerror(errno));
+	}
 
 	uint32_t depth = batch + 8;
 	if ((int)depth > r.dev.max_qp_wr)
@@ -1021,7 +1138,10 @@ void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
 		ia.cap.max_send_sge = max_sge;
 		ia.cap.max_recv_sge = max_sge;
 		ia.cap.max_inline_data = inl;
-		r.qp = ibv_create_qp(r.pd, &ia);
+		if (r.id)
+			r.qp = rdma_create_qp(r.id, r.pd, &ia) ? nullptr : r.id->qp;
+		else
+			r.qp = ibv_create_qp(r.pd, &ia);
 		if (r.qp) {
 			r.caps.send_sge = std::min(ia.cap.max_send_sge, (uint32_t)MAX_SGE);
 			r.caps.recv_sge = std::min(ia.cap.max_recv_sge, (uint32_t)MAX_SGE);
@@ -1032,10 +1152,11 @@ void setup_rdma(Rdma &r, const Options &o, uint64_t arena_size, unsigned batch)
 		}
 	}
 	if (!r.qp)
-		fatal("ibv_create_qp: %s", std::strerror(errno));
+		fatal("%s: %s", r.id ? "rdma_create_qp" : "ibv_create_qp", std::strerror(errno));
 	r.caps.rd_sge = r.dev.max_sge_rd > 0 ? (uint32_t)r.dev.max_sge_rd : r.caps.send_sge;
 	r.caps.rd_sge = std::min(r.caps.rd_sge, r.caps.send_sge);
 	r.caps.atomics = r.dev.atomic_cap != IBV_ATOMIC_NONE;
+	r.caps.imm = !o.no_imm;
 	if (ibv_req_notify_cq(r.scq, 0) || ibv_req_notify_cq(r.rcq, 0))
 		fatal("ibv_req_notify_cq failed");
 }
@@ -1058,14 +1179,15 @@ Info my_info(const Rdma &r, const std::string &dev, uint32_t psn)
 	i.init_rd_atom = (uint32_t)r.dev.max_qp_init_rd_atom;
 	i.sq_depth = r.caps.sq;
 	i.rq_depth = r.caps.rq;
+	i.flags = (r.caps.imm ? 0 : INFO_NO_IMM) | (r.id ? INFO_CM : 0);
 	std::snprintf(i.dev, sizeof(i.dev), "%s", dev.c_str());
 	return i;
 }
 
 Caps caps_of(const Info &i)
 {
-	return Caps{i.send_sge, i.recv_sge, i.rd_sge,	   i.max_inline,
-		    i.sq_depth, i.rq_depth, i.atomics != 0};
+	return Caps{i.send_sge, i.recv_sge, i.rd_sge,	    i.max_inline,
+		    i.sq_depth, i.rq_depth, i.atomics != 0, !(i.flags & INFO_NO_IMM)};
 }
 
 enum ibv_mtu mtu_enum(int bytes)
@@ -1126,6 +1248,154 @@ void connect_qp(Rdma &r, const Options &o, const Info &me, const Info &peer, enu
 				  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 		fatal("modify QP to RTS: %s", std::strerror(e));
+}
+
+/* ------------------------------------------------------------------ */
+/* --cm: the QPs connected through rdma_cm (iWARP has no other way) */
+
+struct Cm {
+	rdma_event_channel *ch = nullptr;
+	rdma_cm_id *listen_id = nullptr; /* server */
+};
+
+/*
+ * The next event on the channel, which must be @want (anything else is
+ * fatal).  @conn: where the event's connection parameters go; @id: the
+ * event's id (a CONNECT_REQUEST's new one).  The event is acked.
+ */
+void cm_expect(Cm &cm, rdma_cm_event_type want, const char *what, rdma_conn_param *conn = nullptr,
+	       rdma_cm_id **id = nullptr)
+{
+	rdma_cm_event *ev = nullptr;
+
+	for (;;) {
+		if (rdma_get_cm_event(cm.ch, &ev) == 0)
+			break;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			fatal("rdma_get_cm_event: %s", std::strerror(errno));
+		struct pollfd pfd = {cm.ch->fd, POLLIN, 0};
+		int r = poll(&pfd, 1, ms_left(1000));
+		if (r < 0 && errno != EINTR)
+			fatal("poll: %s", std::strerror(errno));
+		if (r == 0 && expired())
+			fatal("timed out waiting for rdma_cm %s", what);
+	}
+	rdma_cm_event_type got = ev->event;
+	int status = ev->status;
+	if (got == want) {
+		if (conn)
+			*conn = ev->param.conn;
+		if (id)
+			*id = ev->id;
+	}
+	rdma_ack_cm_event(ev);
+	if (got != want)
+		fatal("rdma_cm: %s (status %d) while waiting for %s", rdma_event_str(got), status,
+		      what);
+}
+
+/* an address for rdma_cm: HOST (numeric or a name) and PORT */
+sockaddr_storage cm_addr(const std::string &host, int port, bool ipv6)
+{
+	sockaddr_storage ss{};
+	if (host.empty()) { /* the wildcard */
+		if (ipv6) {
+			auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+			a->sin6_family = AF_INET6;
+			a->sin6_addr = in6addr_any;
+			a->sin6_port = htons((uint16_t)port);
+		} else {
+			auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+			a->sin_family = AF_INET;
+			a->sin_addr.s_addr = htonl(INADDR_ANY);
+			a->sin_port = htons((uint16_t)port);
+		}
+		return ss;
+	}
+	addrinfo hints{}, *res = nullptr;
+	hints.ai_socktype = SOCK_STREAM;
+	std::string ps = std::to_string(port);
+	if (int e = getaddrinfo(host.c_str(), ps.c_str(), &hints, &res))
+		fatal("%s: %s", host.c_str(), gai_strerror(e));
+	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return ss;
+}
+
+void cm_channel(Cm &cm)
+{
+	cm.ch = rdma_create_event_channel();
+	if (!cm.ch)
+		fatal("rdma_create_event_channel: %s (rdma_ucm loaded?)", std::strerror(errno));
+	fcntl(cm.ch->fd, F_SETFL, fcntl(cm.ch->fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Server: an id listening on --bind (or any address), --cm-port. */
+void cm_listen(Cm &cm, const Options &o)
+{
+	cm_channel(cm);
+	if (rdma_create_id(cm.ch, &cm.listen_id, nullptr, RDMA_PS_TCP))
+		fatal("rdma_create_id: %s", std::strerror(errno));
+	sockaddr_storage ss = cm_addr(o.bind_addr, o.cm_port, o.ipv6);
+	if (rdma_bind_addr(cm.listen_id, reinterpret_cast<sockaddr *>(&ss)))
+		fatal("rdma_bind_addr %s port %d: %s",
+		      o.bind_addr.empty() ? "(any)" : o.bind_addr.c_str(), o.cm_port,
+		      std::strerror(errno));
+	if (rdma_listen(cm.listen_id, 1))
+		fatal("rdma_listen port %d: %s", o.cm_port, std::strerror(errno));
+}
+
+/* Client: an id bound to the device and port rdma_cm picks for the server. */
+rdma_cm_id *cm_resolve(Cm &cm, const Options &o)
+{
+	rdma_cm_id *id = nullptr;
+	cm_channel(cm);
+	if (rdma_create_id(cm.ch, &id, nullptr, RDMA_PS_TCP))
+		fatal("rdma_create_id: %s", std::strerror(errno));
+	sockaddr_storage dst = cm_addr(o.host, o.cm_port, o.ipv6);
+	if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst), 5000))
+		fatal("rdma_resolve_addr %s: %s", o.host.c_str(), std::strerror(errno));
+	cm_expect(cm, RDMA_CM_EVENT_ADDR_RESOLVED, "ADDR_RESOLVED");
+	if (rdma_resolve_route(id, 5000))
+		fatal("rdma_resolve_route %s: %s", o.host.c_str(), std::strerror(errno));
+	cm_expect(cm, RDMA_CM_EVENT_ROUTE_RESOLVED, "ROUTE_RESOLVED");
+	return id;
+}
+
+/* -d, if given, must name the device rdma_cm picked; o's device and port become id's. */
+void cm_take_device(Options &o, rdma_cm_id *id)
+{
+	if (!id->verbs)
+		fatal("rdma_cm gave no device for the connection");
+	std::string name = ibv_get_device_name(id->verbs->device);
+	if (!o.dev.empty() && o.dev != name) {
+		if (is_server)
+			rdma_reject(id, nullptr, 0);
+		fatal("rdma_cm picked device %s for the address, not %s (-d)", name.c_str(),
+		      o.dev.c_str());
+	}
+	o.dev = name;
+	o.ib_port = id->port_num ? id->port_num : 1;
+}
+
+uint8_t rd_clamp(int v)
+{
+	return (uint8_t)std::clamp(v, 0, 16);
+}
+
+/*
+ * rdma_cm sets the QP's access flags without REMOTE_ATOMIC on iWARP: add
+ * it (and the rest) once connected when this end takes atomics.
+ */
+void cm_access(Rdma &r, const Info &me)
+{
+	if (!me.atomics)
+		return;
+	ibv_qp_attr a{};
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	if (int e = ibv_modify_qp(r.qp, &a, IBV_QP_ACCESS_FLAGS))
+		fatal("modify QP access flags (REMOTE_ATOMIC) in RTS: %s", std::strerror(e));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1234,8 +1504,32 @@ private:
 	std::vector<Expect> expects_;
 	std::vector<ExpSend> esend_;
 	std::vector<ExpRecv> erecv_;
-	size_t send_next_ = 0, recv_next_ = 0;
+	size_t send_next_ = 0, recv_next_ = 0; /* --sq-any-order: send completions so far */
 	uint64_t last_send_ = 0, last_recv_ = 0;
+
+	/* signaled at this end: --sq-any-order signals every READ and atomic */
+	bool signaled(const Op &op) const
+	{
+		return op.signaled ||
+		       (o_.sq_any_order && (op.type == OP_READ || is_atomic(op.type)));
+	}
+	bool send_wc_any_order(const ibv_wc &wc);
+	/*
+	 * --cm: after its last WR of a batch each end posts a signaled 1-byte
+	 * READ of the peer's arena (local sink outside the arena) and waits
+	 * for it before END.  On iWARP a WRITE completes at the requester
+	 * once handed to TCP, before it is placed at the responder; the READ
+	 * response comes back only after the responder has processed (placed)
+	 * every WRITE ahead of it on the stream.
+	 */
+	static constexpr uint64_t BARRIER_WRID = ~0ULL;
+	bool barrier_pending_ = false;
+	bool post_barrier(const Batch &b);
+	/* fenced at this end: --no-read-fence never fences a READ */
+	bool fenced(const Op &op) const
+	{
+		return op.fence && !(o_.no_read_fence && op.type == OP_READ);
+	}
 	bool need_send_ = false, need_recv_ = false;
 	bool aborting_ = false;
 	int first_status_ = 0;
@@ -1292,6 +1586,7 @@ void Runner::prepare(const Batch &b)
 	erecv_.clear();
 	send_next_ = recv_next_ = 0;
 	need_send_ = need_recv_ = false;
+	barrier_pending_ = false;
 	aborting_ = false;
 	first_status_ = 0;
 	peer_end_ = false;
@@ -1325,7 +1620,7 @@ void Runner::prepare(const Batch &b)
 				    {op.lsge[0].off, 8, K_VALUE, 0, op.init, &op, "atomic result"});
 				break;
 			}
-			if (op.signaled) {
+			if (signaled(op)) {
 				int64_t bl = -1;
 				if (op.type == OP_READ)
 					bl = op.len;
@@ -1460,8 +1755,8 @@ bool Runner::post_sends(const Batch &b)
 		ibv_send_wr wr{};
 		wr.wr_id = op.idx;
 		wr.opcode = wr_opcode(op.type);
-		wr.send_flags = (op.signaled ? IBV_SEND_SIGNALED : 0) |
-				(op.inl ? IBV_SEND_INLINE : 0) | (op.fence ? IBV_SEND_FENCE : 0) |
+		wr.send_flags = (signaled(op) ? IBV_SEND_SIGNALED : 0) |
+				(op.inl ? IBV_SEND_INLINE : 0) | (fenced(op) ? IBV_SEND_FENCE : 0) |
 				(op.solicited ? IBV_SEND_SOLICITED : 0);
 		if (has_imm(op.type))
 			wr.imm_data = htobe32(op.imm);
@@ -1480,7 +1775,7 @@ bool Runner::post_sends(const Batch &b)
 			sl.push_back({(uint64_t)(uintptr_t)(r_.arena + s.off), s.len, r_.mr->lkey});
 		if (verbose)
 			msg("batch %" PRIu64 ": post %s%s%s", b.index, op_desc(op).c_str(),
-			    op.signaled ? "" : " unsignaled", op.fence ? " fence" : "");
+			    signaled(op) ? "" : " unsignaled", fenced(op) ? " fence" : "");
 		chain.push_back(wr);
 		sges.push_back(std::move(sl));
 		ops.push_back(&op);
@@ -1488,7 +1783,29 @@ bool Runner::post_sends(const Batch &b)
 		if ((op.inl || chain.size() >= chain_max) && !flush())
 			return false;
 	}
-	return flush();
+	if (!flush())
+		return false;
+	return !r_.id || post_barrier(b);
+}
+
+bool Runner::post_barrier(const Batch &b)
+{
+	ibv_sge sge{(uint64_t)(uintptr_t)r_.barrier_buf, 1, r_.barrier_mr->lkey};
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = BARRIER_WRID;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = peer_.addr;
+	wr.wr.rdma.rkey = peer_.rkey;
+	if (int e = ibv_post_send(r_.qp, &wr, &bad)) {
+		report("batch %" PRIu64 ": ibv_post_send (placement barrier READ): %s", b.index,
+		       std::strerror(e));
+		return false;
+	}
+	barrier_pending_ = true;
+	return true;
 }
 
 void Runner::start_abort(int status, const char *why)
@@ -1519,7 +1836,23 @@ void Runner::on_send_wc(const ibv_wc &wc)
 	if (verbose > 1)
 		msg("send wc wr_id %" PRIu64 " status %s opcode %d byte_len %u", wc.wr_id,
 		    ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len);
-	if (wc.wr_id == last_send_)
+	if (wc.wr_id == BARRIER_WRID) {
+		barrier_pending_ = false;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			st_.flushed++;
+		} else if (wc.status != IBV_WC_SUCCESS) {
+			st_.errors++;
+			report("placement barrier READ: completion status %s (vendor_err %#x)",
+			       ibv_wc_status_str(wc.status), wc.vendor_err);
+			start_abort(wc.status, "the placement barrier READ failed");
+		} else if (wc.opcode != IBV_WC_RDMA_READ || wc.byte_len != 1) {
+			st_.errors++;
+			report("placement barrier READ: opcode %d byte_len %u", wc.opcode,
+			       wc.byte_len);
+		}
+		return;
+	}
+	if (wc.wr_id == last_send_ && !o_.sq_any_order)
 		need_send_ = false;
 	if (wc.status != IBV_WC_SUCCESS) {
 		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
@@ -1542,13 +1875,15 @@ void Runner::on_send_wc(const ibv_wc &wc)
 	}
 	if (aborting_)
 		return; /* completed before the error; the batch is not verified anyway */
-	if (send_next_ >= esend_.size()) {
+	if (o_.sq_any_order && !send_wc_any_order(wc))
+		return;
+	if (!o_.sq_any_order && send_next_ >= esend_.size()) {
 		st_.errors++;
 		report("unexpected send completion wr_id %" PRIu64, wc.wr_id);
 		return;
 	}
-	const ExpSend &e = esend_[send_next_];
-	if (wc.wr_id != e.wr_id) {
+	const ExpSend &e = o_.sq_any_order ? esend_[send_next_ - 1] : esend_[send_next_];
+	if (!o_.sq_any_order && wc.wr_id != e.wr_id) {
 		st_.errors++;
 		report("send completion out of order: wr_id %" PRIu64 ", expected %" PRIu64 " (%s)",
 		       wc.wr_id, e.wr_id, op_desc(*e.op).c_str());
@@ -1559,7 +1894,8 @@ void Runner::on_send_wc(const ibv_wc &wc)
 		send_next_++;
 		return;
 	}
-	send_next_++;
+	if (!o_.sq_any_order)
+		send_next_++;
 	if (wc.opcode != e.opcode) {
 		st_.errors++;
 		report("%s: send completion opcode %d, expected %d", op_desc(*e.op).c_str(),
@@ -1575,6 +1911,27 @@ void Runner::on_send_wc(const ibv_wc &wc)
 		report("%s: completion for QP %u, ours is %u", op_desc(*e.op).c_str(), wc.qp_num,
 		       r_.qp->qp_num);
 	}
+}
+
+/*
+ * --sq-any-order: find @wc's entry among those not completed yet and move
+ * it to esend_[send_next_ - 1] (swapping: the order no longer matters) for
+ * the checks that follow; false if there is none (reported).
+ */
+bool Runner::send_wc_any_order(const ibv_wc &wc)
+{
+	for (size_t i = send_next_; i < esend_.size(); i++) {
+		if (esend_[i].wr_id != wc.wr_id)
+			continue;
+		std::swap(esend_[i], esend_[send_next_]);
+		send_next_++;
+		if (send_next_ == esend_.size())
+			need_send_ = false;
+		return true;
+	}
+	st_.errors++;
+	report("unexpected send completion wr_id %" PRIu64, wc.wr_id);
+	return false;
 }
 
 void Runner::on_recv_wc(const ibv_wc &wc)
@@ -1670,7 +2027,7 @@ void Runner::wait(const Batch &b)
 				start_abort(-2, "ibv_poll_cq failed");
 				need_recv_ = false;
 			}
-			if (!need_send_ && !need_recv_)
+			if (!need_send_ && !need_recv_ && !barrier_pending_)
 				return;
 			if (pass)
 				break;
@@ -2004,6 +2361,7 @@ int main(int argc, char **argv)
 
 	Conn conn;
 	Rdma r;
+	Cm cm;
 	Params p{};
 	Info me{}, peer{};
 	int side = is_server ? 1 : 0;
@@ -2022,6 +2380,10 @@ int main(int argc, char **argv)
 		p.inline_ok = o.inline_ok;
 		p.one_way = o.one_way;
 		p.mtu = (uint32_t)o.mtu;
+		if (o.cm) {
+			r.id = cm_resolve(cm, o);
+			cm_take_device(o, r.id);
+		}
 		setup_rdma(r, o, p.arena, p.batch);
 		Rng prng(p.seed ^ 0xc11e47ULL);
 		me = my_info(r, o.dev, initial_psn(prng));
@@ -2030,11 +2392,23 @@ int main(int argc, char **argv)
 		m.params = p;
 		m.info = me;
 		conn.send(m);
+		if (o.cm) {
+			rdma_conn_param cp{};
+			cp.responder_resources = rd_clamp(r.dev.max_qp_rd_atom);
+			cp.initiator_depth = rd_clamp(r.dev.max_qp_init_rd_atom);
+			cp.retry_count = (uint8_t)o.retry_cnt;
+			cp.rnr_retry_count = (uint8_t)o.rnr_retry;
+			if (rdma_connect(r.id, &cp))
+				fatal("rdma_connect: %s", std::strerror(errno));
+			cm_expect(cm, RDMA_CM_EVENT_ESTABLISHED, "ESTABLISHED");
+		}
 		m = conn.wait(M_INFO, "the server's INFO");
 		if (m.type != M_INFO)
 			fatal("the server refused the connection");
 		peer = m.info;
 	} else {
+		if (o.cm) /* before the TCP listen: a client that got in finds it */
+			cm_listen(cm, o);
 		conn.fd = tcp_listen_accept(o.tcp_port);
 		Msg m = conn.wait(M_PARAMS, "the client's PARAMS");
 		if (m.type != M_PARAMS)
@@ -2048,9 +2422,27 @@ int main(int argc, char **argv)
 		o.mask = p.mask;
 		o.inline_ok = p.inline_ok;
 		o.one_way = p.one_way;
+		rdma_conn_param req{};
+		if (o.cm) {
+			cm_expect(cm, RDMA_CM_EVENT_CONNECT_REQUEST, "CONNECT_REQUEST", &req,
+				  &r.id);
+			cm_take_device(o, r.id);
+		}
 		setup_rdma(r, o, p.arena, p.batch);
 		Rng prng(p.seed ^ 0x5e4e4ULL);
 		me = my_info(r, o.dev, initial_psn(prng));
+		if (o.cm) {
+			rdma_conn_param cp{};
+			cp.responder_resources =
+			    std::min(rd_clamp(r.dev.max_qp_rd_atom), req.initiator_depth);
+			cp.initiator_depth =
+			    std::min(rd_clamp(r.dev.max_qp_init_rd_atom), req.responder_resources);
+			cp.retry_count = (uint8_t)o.retry_cnt;
+			cp.rnr_retry_count = (uint8_t)o.rnr_retry;
+			if (rdma_accept(r.id, &cp))
+				fatal("rdma_accept: %s", std::strerror(errno));
+			cm_expect(cm, RDMA_CM_EVENT_ESTABLISHED, "ESTABLISHED");
+		}
 		m = make_msg(M_INFO, 0);
 		m.info = me;
 		conn.send(m);
@@ -2062,7 +2454,15 @@ int main(int argc, char **argv)
 	if (p.mtu) /* the client's --mtu: both ends must agree */
 		mtu = std::min(mtu, (int)p.mtu);
 	enum ibv_mtu path_mtu = mtu_enum(mtu);
-	connect_qp(r, o, me, peer, path_mtu);
+	if (o.cm) {
+		if (!(peer.flags & INFO_CM))
+			fatal("the peer does not connect with rdma_cm: give both ends --cm");
+		cm_access(r, me);
+	} else {
+		if (peer.flags & INFO_CM)
+			fatal("the peer connects with rdma_cm: give both ends --cm");
+		connect_qp(r, o, me, peer, path_mtu);
+	}
 	msg("%s QP %u <-> %s QP %u, GID %s -> %s, path MTU %d, seed %#" PRIx64 ", %" PRIu64
 	    " ops up to %" PRIu64 " bytes",
 	    o.dev.c_str(), me.qpn, peer.dev, peer.qpn, gid_str(me.gid).c_str(),
@@ -2088,6 +2488,10 @@ int main(int argc, char **argv)
 	    (!sched.allowed(OP_CAS) || !sched.allowed(OP_FAA)))
 		msg("atomics skipped: atomic_cap is NONE on %s",
 		    !me.atomics ? o.dev.c_str() : peer.dev);
+	if ((p.mask & ((1U << OP_SEND_IMM) | (1U << OP_WRITE_IMM))) &&
+	    (!sched.allowed(OP_SEND_IMM) || !sched.allowed(OP_WRITE_IMM)))
+		msg("immediate data skipped: --no-imm on %s",
+		    (me.flags & INFO_NO_IMM) ? o.dev.c_str() : peer.dev);
 
 	Stats st;
 	Runner runner(r, conn, o, side, peer, st);
@@ -2160,13 +2564,27 @@ int main(int argc, char **argv)
 		    st.bytes, errors);
 	std::fflush(stdout);
 
-	ibv_destroy_qp(r.qp);
+	if (r.id) {
+		rdma_disconnect(r.id);
+		rdma_destroy_qp(r.id);
+	} else {
+		ibv_destroy_qp(r.qp);
+	}
 	ibv_destroy_cq(r.scq);
 	ibv_destroy_cq(r.rcq);
 	ibv_destroy_comp_channel(r.chan);
 	ibv_dereg_mr(r.mr);
+	if (r.barrier_mr)
+		ibv_dereg_mr(r.barrier_mr);
 	ibv_dealloc_pd(r.pd);
-	ibv_close_device(r.ctx);
+	if (r.id) {
+		rdma_destroy_id(r.id);
+		if (cm.listen_id)
+			rdma_destroy_id(cm.listen_id);
+		rdma_destroy_event_channel(cm.ch);
+	} else {
+		ibv_close_device(r.ctx);
+	}
 	munmap(r.arena, r.arena_size);
 	close(conn.fd);
 	return fail ? 1 : 0;
