@@ -42,6 +42,18 @@ done
 
 # Forget the tree's own softrnic that the harness set up (scripts/vm/
 # guest-setup): its module link, provider registration and CLI on PATH.
+# The suites after this one share the guest: whatever way this one ends,
+# the packages go and the tree's softrnic comes back.
+# shellcheck source=scripts/vm/guest-setup
+. "$SOFTRNIC_ROOT/scripts/vm/guest-setup"
+restore_tree_softrnic() {
+	modprobe -r softrnic 2>/dev/null
+	dpkg --purge softrnic-tools softrnic-provider softrnic-dkms >/dev/null 2>&1
+	vm_setup_softrnic
+	modinfo -n softrnic | grep -q "/extra/softrnic.ko$" ||
+		log "warning: the tree's softrnic.ko is not back in place"
+}
+trap restore_tree_softrnic EXIT
 unload_softrnic || die "rmmod the tree's softrnic"
 rm -f "/lib/modules/$kver/extra/softrnic.ko" /etc/libibverbs.d/softrnic.driver
 PATH=$(tr ':' '\n' <<<"$PATH" | grep -v -x "$SOFTRNIC_ROOT/build/userspace/tool" | paste -sd:)
