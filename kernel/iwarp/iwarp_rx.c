@@ -76,6 +76,23 @@ static bool iwarp_rx_msn_ok(struct iwarp_qp *iwqp, const struct iw_pkt *p,
 }
 
 /*
+ * A READ or Atomic Request (QN 1): the next MSN, and a free entry in the
+ * IRD we announced; anything else is a TERMINATE.
+ */
+static bool iwarp_rx_irq_slot_ok(struct iwarp_qp *iwqp, const struct iw_pkt *p)
+{
+	struct iwarp_dp *dp = &iwqp->dp;
+
+	if (!iwarp_rx_msn_ok(iwqp, p, 1))
+		return false;
+	if (READ_ONCE(dp->irq_count) < dp->irq_size)
+		return true;
+	iwarp_rx_term(iwqp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED,
+		      IW_DDP_EC_U_NO_BUFFER);
+	return false;
+}
+
+/*
  * Whether @stag gives @access to @len bytes at @to, checked before a byte
  * of the message is taken; the region is not held: placement looks it up
  * again.  A refusal is answered with its TERMINATE (@placement: the DDP
@@ -192,16 +209,8 @@ static bool iwarp_rx_tagged_hdr(struct iwarp_qp *iwqp, const struct iw_pkt *p)
 static bool iwarp_rx_read_req_hdr(struct iwarp_qp *iwqp,
 				  const struct iw_pkt *p)
 {
-	struct iwarp_dp *dp = &iwqp->dp;
-
-	if (!iwarp_rx_msn_ok(iwqp, p, 1))
+	if (!iwarp_rx_irq_slot_ok(iwqp, p))
 		return false;
-	if (READ_ONCE(dp->irq_count) >= dp->irq_size) {
-		/* more than the IRD we announced */
-		iwarp_rx_term(iwqp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED,
-			      IW_DDP_EC_U_NO_BUFFER);
-		return false;
-	}
 	if (!p->rreq.size)
 		return true;
 	if (p->rreq.size > SOFTRNIC_MAX_MSG_SIZE ||
@@ -252,15 +261,8 @@ static bool iwarp_rx_imm_hdr(struct iwarp_qp *iwqp, const struct iw_pkt *p)
 static bool iwarp_rx_atomic_req_hdr(struct iwarp_qp *iwqp,
 				    const struct iw_pkt *p)
 {
-	struct iwarp_dp *dp = &iwqp->dp;
-
-	if (!iwarp_rx_msn_ok(iwqp, p, 1))
+	if (!iwarp_rx_irq_slot_ok(iwqp, p))
 		return false;
-	if (READ_ONCE(dp->irq_count) >= dp->irq_size) {
-		iwarp_rx_term(iwqp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED,
-			      IW_DDP_EC_U_NO_BUFFER);
-		return false;
-	}
 	if (p->atomic.op != IW_ATOMIC_FETCH_ADD &&
 	    p->atomic.op != IW_ATOMIC_CMP_SWAP) {
 		/* the masked ones: not supported (masked_atomic_cap) */
