@@ -10,14 +10,11 @@
 # iw0 on sr0 (10.0.0.1), iw1 on sr1 in netns peer (10.0.0.2).
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/iwarp/lib.sh"
 
 have_softrnic || skip "softrnic.ko not built"
 command -v rping >/dev/null || skip "rdmacm-utils not installed"
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
-in_peer rdma link add iw1 type iwarp netdev sr1 || die "add iw1"
+iwarp_pair_up
 HOSTILE="python3 $(dirname "$0")/iwarp/mpa_client.py"
 OUT=/tmp/iwcm
 

@@ -8,6 +8,7 @@
 # About 175 s under TCG.
 # timeout: 900
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/iwarp/lib.sh"
 . "$(dirname "$0")/roce/lib.sh"
 . "$(dirname "$0")/storage/lib.sh"
 
@@ -15,11 +16,7 @@ have_softrnic || skip "softrnic.ko not built"
 command -v rpc.mountd >/dev/null && command -v mount.nfs >/dev/null ||
 	skip "nfs-kernel-server/nfs-common not installed (scripts/deps)"
 
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
-in_peer rdma link add iw1 type iwarp netdev sr1 || die "add iw1"
+iwarp_pair_up
 
 nfs_data_up
 nfs_client_copy in_peer 10.0.0.1 "softrnic iw1 -> iw0"

@@ -12,6 +12,7 @@
 # iw0 on sr0 (10.0.0.1), iw1 / siw1 on sr1 in netns peer (10.0.0.2).
 # timeout: 400
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/iwarp/lib.sh"
 
 EXT=$SOFTRNIC_ROOT/build/userspace/softrnic-iwarp-ext
 have_softrnic || skip "softrnic.ko not built"
@@ -19,11 +20,7 @@ have_softrnic || skip "softrnic.ko not built"
 if ! command -v rping >/dev/null || ! command -v ib_atomic_bw >/dev/null; then
 	skip "rdmacm-utils / perftest not installed"
 fi
-net_setup
-modprobe -r rdma_rxe 2>/dev/null
-load_softrnic || die "modprobe softrnic"
-rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
-in_peer rdma link add iw1 type iwarp netdev sr1 || die "add iw1"
+iwarp_pair_up
 OUT=/tmp/iw7306
 
 listening() { in_peer rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*:$1\b"; }

@@ -11,6 +11,17 @@
 
 IWARP_OUT=/tmp/iwarp-cm
 
+# iwarp_pair_up: softrnic loaded (rdma_rxe out), iw0 on sr0 (init_net,
+# 10.0.0.1) and iw1 on sr1 (netns peer, 10.0.0.2): the iWARP suites'
+# two hosts, as roce_pair_up is the RoCE ones'.
+iwarp_pair_up() {
+	net_setup
+	modprobe -r rdma_rxe 2>/dev/null
+	load_softrnic || die "modprobe softrnic"
+	rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
+	in_peer rdma link add iw1 type iwarp netdev sr1 || die "add iw1"
+}
+
 # cm_listening PREFIX PORT: an RDMA CM id listens on PORT in the
 # namespace PREFIX ("" or in_peer) runs in.
 cm_listening() {
