@@ -39,13 +39,16 @@
  * may fire once with nothing in flight, for nothing); when it expires,
  * retry_left is decremented and everything from
  * una_psn is resent, or, at zero, the oldest WQE completes with
- * IB_WC_RETRY_EXC_ERR.  timeout 0 means no timer (infinite).  rnr holds
+ * IB_WC_RETRY_EXC_ERR.  Each expiry without progress doubles the next
+ * wait, up to 8 times the QP's timeout (roce_rto_jiffies()).  timeout 0 means no timer (infinite).  rnr holds
  * transmission for the RNR NAK's delay; rnr_retry 7 retries forever.
  */
 #include "roce.h"
 
 /* Retransmission timeout floor: jiffies granularity, and TCG guests. */
 #define ROCE_RTO_MIN_MS		10
+/* Doublings of the retransmission timeout without progress (x8). */
+#define ROCE_RTO_BACKOFF_MAX	3
 
 static void roce_rto_fn(struct timer_list *t);
 static void roce_rnr_fn(struct timer_list *t);
@@ -137,10 +140,23 @@ static bool roce_op_is_placement(u8 op)
 	return op == ROCE_OP_FLUSH || op == ROCE_OP_ATOMIC_WRITE;
 }
 
-static unsigned long roce_rto_jiffies(const struct softrnic_qp *qp)
+/*
+ * The wait before the next expiry: 4.096 us << timeout, doubled for each
+ * expiry since the last progress, up to ROCE_RTO_BACKOFF_MAX doublings.
+ * A fixed timer resent the whole window every period into a path that
+ * still held the previous copies (a QEMU hub between two virtio-net
+ * NICs queues for far longer than 67 ms), and a clean-link transfer
+ * with large READs could run out of retries while every packet was on
+ * its way.  As with TCP's and adaptive-retransmission RNICs', the first
+ * expiry still comes after the QP's own timeout.
+ */
+static unsigned long roce_rto_jiffies(const struct roce_qp *rqp)
 {
+	const struct softrnic_qp *qp = rqp->qp;
+	int used = (int)qp->attr.retry_cnt - READ_ONCE(rqp->req.retry_left);
 	u64 ns = 4096ULL << qp->attr.timeout;
 
+	ns <<= clamp(used, 0, ROCE_RTO_BACKOFF_MAX);
 	return max(nsecs_to_jiffies64(ns),
 		   (u64)msecs_to_jiffies(ROCE_RTO_MIN_MS));
 }
@@ -163,7 +179,7 @@ static void roce_rto_update(struct roce_qp *rqp)
 	req->rto_start = jiffies;
 	if (roce_psn_diff(req->max_sent, req->una_psn) > 0 &&
 	    !timer_pending(&req->rto))
-		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+		mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp));
 }
 
 /*
@@ -455,7 +471,7 @@ static bool roce_req_next(struct roce_qp *rqp, struct roce_txpkt *t)
 		if (idle || !timer_pending(&req->rto))
 			req->rto_start = jiffies;
 		if (!timer_pending(&req->rto))
-			mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp->qp));
+			mod_timer(&req->rto, jiffies + roce_rto_jiffies(rqp));
 	}
 	return true;
 }
@@ -979,7 +995,7 @@ static void roce_rto_fn(struct timer_list *t)
 		return;
 	}
 	/* Left armed across progress (roce_rto_update()): not due yet. */
-	expires = req->rto_start + roce_rto_jiffies(qp);
+	expires = req->rto_start + roce_rto_jiffies(rqp);
 	if (time_before(jiffies, expires)) {
 		mod_timer(&req->rto, expires);
 		spin_unlock_irqrestore(&req->lock, flags);
