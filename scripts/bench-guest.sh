@@ -24,7 +24,8 @@
 #
 # env (all optional): BENCH_RUNS (runs per bandwidth cell, 5),
 #   BENCH_LAT_RUNS (per latency cell, 9; both 1 with BENCH_QUICK=1), BENCH_QUICK,
-#   BENCH_DURATION (s per bw run, 3), BENCH_LAT_ITERS (1000),
+#   BENCH_DURATION (s per bw run, 3), BENCH_BW_ITER_SIZE and BENCH_BW_BYTES
+#   (bw runs of messages from 1 MiB move 128 MiB, -n, instead), BENCH_LAT_ITERS (1000),
 #   BENCH_BW_SIZES, BENCH_LAT_SIZES, BENCH_BW_TESTS, BENCH_LAT_TESTS,
 #   BENCH_PHASES ("rxe iperf3 softrnic loopback storage"; storage is the
 #   kernel storage table; iwarp, not a default, the iWARP table),
@@ -57,6 +58,12 @@ fi
 BW_TESTS=${BENCH_BW_TESTS:-ib_write_bw ib_read_bw ib_send_bw}
 LAT_TESTS=${BENCH_LAT_TESTS:-ib_write_lat ib_send_lat}
 DUR=${BENCH_DURATION:-3}
+# Bandwidth runs of messages of BW_ITER_SIZE bytes or more move a fixed
+# BW_BYTES (-n BW_BYTES/size) instead of running -D DUR seconds: in a
+# 3 s duration run rdma_rxe completed no 1 MiB message inside perftest's
+# sample window on one device, and perftest printed 0.
+BW_ITER_SIZE=${BENCH_BW_ITER_SIZE:-1048576}
+BW_BYTES=${BENCH_BW_BYTES:-134217728}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 PHASES=${BENCH_PHASES:-rxe iperf3 softrnic loopback storage}
 # Loopback: both ends on one device (see "loopback").  Fewer runs per
@@ -376,8 +383,15 @@ perf_run() {
 	PORT=$((PORT + 1))
 	case $test in
 	*_bw)
-		args=(-F -s "$size" -D "$DUR" --report_gbits -p "$PORT")
-		tmo=$((DUR + SLACK))
+		if [ "$size" -ge "$BW_ITER_SIZE" ]; then
+			# ~17 s for the default 128 MiB at 0.06 Gbit/s, the slowest
+			# seen (rxe's 1 MiB READ under TCG)
+			args=(-F -s "$size" -n $((BW_BYTES / size > 2 ? BW_BYTES / size : 2)) --report_gbits -p "$PORT")
+			tmo=$((SLACK + BW_BYTES / 4000000))
+		else
+			args=(-F -s "$size" -D "$DUR" --report_gbits -p "$PORT")
+			tmo=$((DUR + SLACK))
+		fi
 		;;
 	*)
 		args=(-F -s "$size" -n "$LAT_ITERS" -p "$PORT")
@@ -973,6 +987,7 @@ out "M lat_sizes $LAT_SIZES"
 out "M bw_tests $BW_TESTS"
 out "M lat_tests $LAT_TESTS"
 out "M duration $DUR"
+out "M bw_iter $((BW_ITER_SIZE >= 1048576 ? BW_ITER_SIZE / 1048576 : BW_ITER_SIZE))$([ "$BW_ITER_SIZE" -ge 1048576 ] && echo " MiB" || echo " B") and up: -n for $((BW_BYTES / 1048576)) MiB"
 out "M lat_iters $LAT_ITERS"
 out "M phases $PHASES"
 case " $PHASES " in
