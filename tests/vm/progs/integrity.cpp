@@ -242,6 +242,7 @@ struct Options {
 	double timeout = 300;
 	unsigned batch = 32;
 	unsigned mask = (1U << OP_NR) - 1;
+	unsigned server_mask = 0; /* --server-ops-mask; 0: the same as mask */
 	bool inline_ok = true;
 	bool one_way = false;
 	int mtu = 0;
@@ -276,6 +277,9 @@ void usage(FILE *f)
 		     "  -b, --batch N         operations in flight per batch (32)\n"
 		     "      --ops-mask LIST   opcodes to use: send,send_imm,write,write_imm,\n"
 		     "                        read,cas,faa (default: all the devices support)\n"
+		     "      --server-ops-mask LIST\n"
+		     "                        of those, the ones the server requests (default: all;\n"
+		     "                        e.g. a peer that stalls as a requester of READs)\n"
 		     "      --no-inline       never post inline\n"
 		     "      --one-way         only the client is requester\n"
 		     "      --mtu N           path MTU cap, 256..4096 (default: active MTU)\n"
@@ -323,7 +327,7 @@ uint64_t parse_size(const char *s)
 	return v;
 }
 
-unsigned parse_mask(const char *s)
+unsigned parse_mask(const char *opt, const char *s)
 {
 	unsigned mask = 0;
 	std::string list(s);
@@ -338,7 +342,7 @@ unsigned parse_mask(const char *s)
 			if (name == op_names[i])
 				break;
 		if (i == OP_NR)
-			fatal("--ops-mask: unknown opcode '%s'", name.c_str());
+			fatal("%s: unknown opcode '%s'", opt, name.c_str());
 		mask |= 1U << i;
 		if (comma == std::string::npos)
 			break;
@@ -351,6 +355,7 @@ Options parse_args(int argc, char **argv)
 {
 	enum {
 		O_MASK = 256,
+		O_SERVER_MASK,
 		O_NO_INLINE,
 		O_ONE_WAY,
 		O_MTU,
@@ -380,6 +385,7 @@ Options parse_args(int argc, char **argv)
 	    {"max-size", required_argument, nullptr, 'm'},
 	    {"batch", required_argument, nullptr, 'b'},
 	    {"ops-mask", required_argument, nullptr, O_MASK},
+	    {"server-ops-mask", required_argument, nullptr, O_SERVER_MASK},
 	    {"no-inline", no_argument, nullptr, O_NO_INLINE},
 	    {"one-way", no_argument, nullptr, O_ONE_WAY},
 	    {"mtu", required_argument, nullptr, O_MTU},
@@ -435,7 +441,10 @@ Options parse_args(int argc, char **argv)
 			o.batch = (unsigned)parse_size(optarg);
 			break;
 		case O_MASK:
-			o.mask = parse_mask(optarg);
+			o.mask = parse_mask("--ops-mask", optarg);
+			break;
+		case O_SERVER_MASK:
+			o.server_mask = parse_mask("--server-ops-mask", optarg);
 			break;
 		case O_NO_INLINE:
 			o.inline_ok = false;
@@ -560,7 +569,7 @@ struct Params {
 	uint32_t inline_ok;
 	uint32_t one_way;
 	uint32_t mtu;
-	uint32_t pad;
+	uint32_t server_mask; /* what the server requests, of mask; 0: all of it */
 };
 
 /* One end's QP, memory and limits. */
@@ -796,6 +805,10 @@ public:
 				continue;
 			allowed_[t] = true;
 			total_weight_ += op_weights[t];
+			if (!p.server_mask || (p.server_mask & (1U << t))) {
+				server_allowed_[t] = true;
+				server_weight_ += op_weights[t];
+			}
 		}
 	}
 
@@ -851,6 +864,8 @@ private:
 	Caps caps_[2];
 	bool allowed_[OP_NR] = {};
 	unsigned total_weight_ = 0;
+	bool server_allowed_[OP_NR] = {}; /* of allowed_, what the server requests */
+	unsigned server_weight_ = 0;
 	uint64_t next_idx_ = 0;
 	uint64_t nbatch_ = 0;
 	bool have_pending_ = false;
@@ -888,20 +903,27 @@ private:
 		return (unsigned)std::min<uint64_t>(n, len);
 	}
 
+	OpType pick(const bool allowed[OP_NR], unsigned weight)
+	{
+		uint64_t r = rng_.below(weight), acc = 0;
+		for (int t = 0; t < OP_NR; t++) {
+			if (!allowed[t])
+				continue;
+			acc += op_weights[t];
+			if (r < acc)
+				return (OpType)t;
+		}
+		return OP_SEND; /* not reached: weight is the sum over allowed */
+	}
+
 	Shape shape()
 	{
 		Shape s{};
-		uint64_t r = rng_.below(total_weight_), acc = 0;
-		for (int t = 0; t < OP_NR; t++) {
-			if (!allowed_[t])
-				continue;
-			acc += op_weights[t];
-			if (r < acc) {
-				s.type = (OpType)t;
-				break;
-			}
-		}
-		s.req = p_.one_way ? 0 : (int)rng_.below(2);
+		s.type = pick(allowed_, total_weight_);
+		s.req = p_.one_way || !server_weight_ ? 0 : (int)rng_.below(2);
+		/* the same draws as without --server-ops-mask unless it says no */
+		if (s.req == 1 && !server_allowed_[s.type])
+			s.type = pick(server_allowed_, server_weight_);
 		const Caps &rc = caps_[s.req], &pc = caps_[1 - s.req];
 		if (is_atomic(s.type)) {
 			s.len = 8;
@@ -2377,6 +2399,7 @@ int main(int argc, char **argv)
 		p.arena = (p.arena + 4095) & ~4095ULL;
 		p.batch = o.batch;
 		p.mask = o.mask;
+		p.server_mask = o.server_mask;
 		p.inline_ok = o.inline_ok;
 		p.one_way = o.one_way;
 		p.mtu = (uint32_t)o.mtu;
