@@ -10,6 +10,10 @@ per python process, each under a time limit, and judge the result:
   * every skip reason is printed and classified: a skip for a feature the
     device claims in its attributes counts as a failure, and so does a
     reason this runner does not know (so a new one gets looked at);
+  * the modules for another vendor's devices (mlx5's and EFA's on a
+    device whose driver is neither) are loaded, in one process, and
+    their tests listed as skipped without running them: each would only
+    skip, after a set-up that took half of the whole run under TCG;
   * exit status 0 only with zero failures and zero errors.
 
 Nothing of rdma-core lives here: the tests are copied from the installed
@@ -18,7 +22,8 @@ compresses) and run from there.
 
 usage: rdmacore_suite.py --dev DEV [--gid N] [--module-timeout S]
                          [--budget S] [--src DIR] [MODULE...]
-       (internal) rdmacore_suite.py --child MODULE --tree DIR --results FILE
+       (internal) rdmacore_suite.py --child MODULE[,MODULE...] [--list-only WHY]
+                         --tree DIR --results FILE
                          -- RDMA-CORE-ARGS...
 """
 import argparse
@@ -105,8 +110,9 @@ def _iter_tests(suite):
             yield t
 
 
-def child(module, tree, results, rc_args):
-    """Load one rdma-core test module and run it."""
+def child(modules, tree, results, rc_args, list_only=None):
+    """Load rdma-core test modules (a comma-separated list) and run them,
+    or with LIST_ONLY report each test skipped for that reason."""
     # rdma-core's files import both "tests.X" and, for the argument parser,
     # the bare "args_parser": the tree and its parent go on sys.path.  The
     # package "tests" is set up empty, so that importing one module does
@@ -118,27 +124,35 @@ def child(module, tree, results, rc_args):
     from args_parser import parser  # rdma-core's
     sys.argv = ['run_tests.py'] + rc_args
     parser.parse_args()
+    rc = 0
     with open(results, 'a', buffering=1) as out:
         res = _Result(out)
-        try:
-            # The helpers first, as run_tests.py's alphabetical import of
-            # every module does (test_addr's imports reach tests.utils
-            # first): imported from a vendor module first, tests.mlx5_base
-            # (or efa_base) and tests.utils import each other circularly
-            # and fail.
-            __import__('tests.utils')
-            mod = __import__('tests.' + module, fromlist=['*'])
-            suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
-        except Exception:
-            import traceback
-            res._emit(ev='end', id='tests.' + module, status='error',
-                      detail='cannot load the module:\n' +
-                      traceback.format_exc())
-            return 1
-        for t in _iter_tests(suite):
-            res._emit(ev='list', id=t.id())
-        suite.run(res)
-    return 0
+        suites = []
+        for module in modules.split(','):
+            try:
+                # The helpers first, as run_tests.py's alphabetical import
+                # of every module does (test_addr's imports reach
+                # tests.utils first): imported from a vendor module first,
+                # tests.mlx5_base (or efa_base) and tests.utils import each
+                # other circularly and fail.
+                __import__('tests.utils')
+                mod = __import__('tests.' + module, fromlist=['*'])
+                suites.append(unittest.defaultTestLoader.loadTestsFromModule(mod))
+            except Exception:
+                import traceback
+                res._emit(ev='end', id='tests.' + module, status='error',
+                          detail='cannot load the module:\n' +
+                          traceback.format_exc())
+                rc = 1
+        for suite in suites:
+            for t in _iter_tests(suite):
+                res._emit(ev='list', id=t.id())
+                if list_only:
+                    res._emit(ev='end', id=t.id(), status='skip', detail=list_only)
+        if not list_only:
+            for suite in suites:
+                suite.run(res)
+    return rc
 
 
 # ---------------------------------------------------------- classification
@@ -284,11 +298,16 @@ def short(test_id):
     return test_id[len('tests.'):] if test_id.startswith('tests.') else test_id
 
 
-def run_module(module, tree, rc_args, limit, logdir):
-    results = os.path.join(logdir, module + '.jsonl')
-    log = os.path.join(logdir, module + '.log')
+def run_module(module, tree, rc_args, limit, logdir, list_only=None):
+    """MODULE: one module, or several joined by commas (one process)."""
+    name = module.split(',')[0] + ('-etc' if ',' in module else '')
+    results = os.path.join(logdir, name + '.jsonl')
+    log = os.path.join(logdir, name + '.log')
     cmd = [sys.executable, os.path.abspath(__file__), '--child', module,
-           '--tree', tree, '--results', results, '--'] + rc_args
+           '--tree', tree, '--results', results]
+    if list_only:
+        cmd += ['--list-only', list_only]
+    cmd += ['--'] + rc_args
     if os.path.exists(results):
         os.unlink(results)
     t0 = time.monotonic()
@@ -362,11 +381,13 @@ def main():
     ap.add_argument('--child')
     ap.add_argument('--tree')
     ap.add_argument('--results')
+    ap.add_argument('--list-only')
     ap.add_argument('modules', nargs='*')
     args, rest = ap.parse_known_args()
     rest = [a for a in rest if a != '--']
     if args.child:
-        return child(args.child, args.tree, args.results, rest + args.modules)
+        return child(args.child, args.tree, args.results, rest + args.modules,
+                     args.list_only)
 
     if not args.dev:
         ap.error('--dev is required')
@@ -392,26 +413,37 @@ def main():
     skips = {}  # reason -> [test ids]
     problems = []  # (id, status, detail)
     t_start = time.monotonic()
-    for mod in modules:
+    # Another vendor's modules (e.g. test_mlx5_* on softrnic): listed in
+    # one process, not run (see the top).
+    foreign = [m for m in modules if VENDOR_MODULE.match(m) and
+               VENDOR_MODULE.match(m).group(1) not in driver]
+    groups = [m for m in modules if m not in foreign]
+    if foreign:
+        groups.insert(modules.index(foreign[0]), ','.join(foreign))
+    vendors = '/'.join(sorted({VENDOR_MODULE.match(m).group(1) for m in foreign}))
+    for mod in groups:
+        limit = args.module_timeout
+        list_only = None
+        if ',' in mod or mod in foreign:
+            list_only = f'not run: for {vendors} devices only; the driver is {driver}'
         if args.budget and time.monotonic() - t_start > args.budget:
             outcome, el, to, log = [('tests.' + mod, 'error',
                                      f'not run: the {args.budget:.0f} s budget '
                                      'of the whole run was spent')], 0, False, None
         else:
-            outcome, el, to, log = run_module(mod, tree, rc_args,
-                                              args.module_timeout, logdir)
+            outcome, el, to, log = run_module(mod, tree, rc_args, limit, logdir, list_only)
         n = {k: 0 for k in counts}
         for tid, st, det in outcome:
             n[st] += 1
             print(f'{st.upper()}: {short(tid)}' +
                   (f' ({det})' if st == 'skip' else ''), flush=True)
             if st == 'skip':
-                skips.setdefault((mod, det), []).append(tid)
+                skips.setdefault((tid.split('.')[1], det), []).append(tid)
             elif st != 'pass':
                 problems.append((tid, st, det))
         for k in counts:
             counts[k] += n[k]
-        print(f'== {mod}: {n["pass"]} pass, {n["fail"]} fail, {n["error"]} '
+        print(f'== {mod.replace(",", " ")}: {n["pass"]} pass, {n["fail"]} fail, {n["error"]} '
               f'error, {n["skip"]} skip in {el:.1f} s' +
               (' (TIMED OUT)' if to else ''), flush=True)
         if (n['fail'] or n['error']) and log:
