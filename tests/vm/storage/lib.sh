@@ -156,13 +156,14 @@ nvmeof_suite() {
 
 	# Either device goes away under I/O: the host's controller is
 	# deleted, fio sees I/O errors (not a hang), the target drops its
-	# queues.  No reconnect attempt (-l 0): over RoCE, with the target's
-	# device gone, nothing answers an attempt's CM REQ, and ib_cm's 16
-	# tries take about 100 s to give up, as with any RNIC whose peer's
-	# device went away (the port case above is the reconnect test).
+	# queues.  One reconnect attempt (-l 1): over RoCE, with the target's
+	# device gone, nothing answers the attempt's CM REQ, which takes
+	# ib_cm's 16 tries (about 100 s) to give up, as with any RNIC whose
+	# peer's device went away; over iWARP the TCP connect is refused at
+	# once.
 	for d in $(printf '%s\n' "$hdev" "$dev" | uniq); do
 		log "$dev: rdma link delete $d under I/O"
-		connect -c 1 -l 0
+		connect -c 1 -l 1
 		timeout -k 10 300 fio --name=nvmeof --filename="$BLK" --direct=1 \
 			--ioengine=libaio --offset=$((SIZE + 32 * MiB)) --size=$((32 * MiB)) \
 			--rw=randrw --bs=64k --iodepth=16 --time_based \
