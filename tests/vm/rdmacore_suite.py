@@ -415,23 +415,23 @@ def main():
     t_start = time.monotonic()
     # Another vendor's modules (e.g. test_mlx5_* on softrnic): listed in
     # one process, not run (see the top).
-    foreign = [m for m in modules if VENDOR_MODULE.match(m) and
-               VENDOR_MODULE.match(m).group(1) not in driver]
+    vendor_of = {m: VENDOR_MODULE.match(m).group(1) for m in modules if VENDOR_MODULE.match(m)}
+    foreign = [m for m, v in vendor_of.items() if v not in driver]
     groups = [m for m in modules if m not in foreign]
+    foreign_group = ','.join(foreign)
     if foreign:
-        groups.insert(modules.index(foreign[0]), ','.join(foreign))
-    vendors = '/'.join(sorted({VENDOR_MODULE.match(m).group(1) for m in foreign}))
+        groups.insert(modules.index(foreign[0]), foreign_group)
+    why = (f'not run: for {"/".join(sorted({vendor_of[m] for m in foreign}))} '
+           f'devices only; the driver is {driver}')
     for mod in groups:
-        limit = args.module_timeout
-        list_only = None
-        if ',' in mod or mod in foreign:
-            list_only = f'not run: for {vendors} devices only; the driver is {driver}'
+        list_only = why if foreign and mod == foreign_group else None
         if args.budget and time.monotonic() - t_start > args.budget:
             outcome, el, to, log = [('tests.' + mod, 'error',
                                      f'not run: the {args.budget:.0f} s budget '
                                      'of the whole run was spent')], 0, False, None
         else:
-            outcome, el, to, log = run_module(mod, tree, rc_args, limit, logdir, list_only)
+            outcome, el, to, log = run_module(mod, tree, rc_args, args.module_timeout,
+                                              logdir, list_only)
         n = {k: 0 for k in counts}
         for tid, st, det in outcome:
             n[st] += 1
