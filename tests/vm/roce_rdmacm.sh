@@ -38,8 +38,10 @@ cm_not_listening() {
 cm() {
 	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc=0 try
 	log "$name"
+	# stdout line-buffered: a tool's error (stderr) stays in its place
+	# among what it printed before, in the log of a failure
 	# shellcheck disable=SC2086
-	$spfx timeout 120 $srv >"/tmp/cm.srv" 2>&1 &
+	$spfx timeout 120 stdbuf -oL $srv >"/tmp/cm.srv" 2>&1 &
 	spid=$!
 	wait_cm_listen "$spfx" "$port" "$spid" || rc=101
 	# The CM id shows as LISTEN a moment before ib_cm listens on the
@@ -48,7 +50,7 @@ cm() {
 	for try in 1 2 3; do
 		[ $rc = 0 ] || break
 		# shellcheck disable=SC2086
-		$cpfx timeout 120 $cli >/tmp/cm.cli 2>&1 && break
+		$cpfx timeout 120 stdbuf -oL $cli >/tmp/cm.cli 2>&1 && break
 		rc=$?
 		grep -qE "REJECTED[,;]? error:? 8" /tmp/cm.cli && [ $try -lt 3 ] || break
 		log "$name: rejected before the listener was ready; again"

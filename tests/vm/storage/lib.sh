@@ -141,7 +141,7 @@ nvmeof_suite() {
 			--verify=crc32c --do_verify=1 --verify_fatal=1 --randseed=99 --loops=4 \
 			--output=/tmp/fio.bg &
 		fpid=$!
-		retry_until 60 io_moving
+		wait_io_moving "$dev" $fpid
 		nvmet_unport 1 $NQN || die "port 1 stops serving $NQN"
 		retry_until 60 ctrl_not_live
 		log "$dev: controller $(cat "/sys/class/nvme/$CTRL/state"); the port comes back"
@@ -169,7 +169,7 @@ nvmeof_suite() {
 			--rw=randrw --bs=64k --iodepth=16 --time_based \
 			--runtime=240 --output=/tmp/fio.bg &
 		fpid=$!
-		retry_until 60 io_moving
+		wait_io_moving "$dev" $fpid
 		t0=$SECONDS
 		timeout 60 rdma link delete "$d" || die "rdma link delete $d: status $?"
 		rc=0
@@ -214,6 +214,22 @@ io_moving() {
 		read -r r _ _ _ w _ <"$f" && [ $((r + w)) -ge 32 ] && return 0
 	done
 	return 1
+}
+
+# wait_io_moving WHAT FPID: until io_moving, or fail showing what fio
+# (background process FPID, output in /tmp/fio.bg) and the controller
+# were doing.
+wait_io_moving() {
+	local f
+	try_until 60 io_moving && return 0
+	kill -0 "$2" 2>/dev/null && echo "fio still running" >&2 ||
+		echo "fio exited" >&2
+	cat /tmp/fio.bg >&2
+	echo "controller $CTRL: $(cat "/sys/class/nvme/$CTRL/state" 2>&1), block device $BLK" >&2
+	for f in /sys/class/nvme/"$CTRL"/nvme*c*n1/stat "/sys/block/${BLK#/dev/}/stat"; do
+		[ -e "$f" ] && echo "$f: $(cat "$f")" >&2
+	done
+	die "$1: no I/O within 60 s of starting fio"
 }
 
 ctrl_not_live() { ! ctrl_live; }
