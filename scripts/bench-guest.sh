@@ -539,17 +539,14 @@ softrnic_pick() {
 # siw makes its listening socket in the namespace of the listening
 # process, bound to the wildcard address and to its netdev's ifindex
 # (SO_BINDTODEVICE); softrnic makes its own in its netdev's namespace,
-# bound to each address of the netdev.  So:
-# * ifindexes are per namespace: sw0 and sw1 would both be 2 and siw1's
-#   listener would clash with siw0's (EADDRINUSE): the pairs get
-#   ifindexes of their own (sw 60/61, iv 62/63);
-# * a softrnic server in ipeer would meet siw's two wildcard listeners
-#   there, on its port: a wildcard socket bound to a device and one
-#   bound to no device clash in the same namespace, so rdma_listen fails
-#   with EADDRINUSE.  siw's devices are therefore deleted for softrnic's
-#   runs and added back for siw's (siw_links; about a second each way,
-#   siw.ko stays loaded).  softrnic's devices do not disturb siw's
-#   runs: their listeners are in icli and ipeer.
+# likewise bound to its netdev.  Ifindexes are per namespace: sw0 and
+# sw1 would both be 2 and siw1's listener would clash with siw0's
+# (EADDRINUSE), so the pairs get ifindexes of their own (sw 60/61, iv
+# 62/63).  siw's devices are deleted for softrnic's runs and added back
+# for siw's (siw_links; about a second each way, siw.ko stays loaded), so
+# that each implementation's runs have the host's RDMA devices to
+# themselves: no other device's listeners are made and torn down with
+# each run.
 IW_IMPLS=(siw iwarp)
 
 port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; }

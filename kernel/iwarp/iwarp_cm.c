@@ -78,7 +78,6 @@ struct iwarp_cep {
 	struct iw_cm_id *cm_id;		/* with cm_id->add_ref */
 	struct softrnic_qp *qp;		/* with a QP reference */
 	struct iwarp_cep *listener;	/* passive end: its listener, ref */
-	struct list_head node;		/* listener: on its iwarp_listen */
 	struct list_head all;		/* on iwarp_ceps */
 	unsigned long events;
 	int lost_err;
@@ -94,9 +93,12 @@ struct iwarp_cep {
 	u8 pd[MPA_MAX_PD_LEN];
 };
 
-/* cm_id->provider_data of a listening cm_id: its listeners. */
+/*
+ * cm_id->provider_data of a listening cm_id: its listener, or none if
+ * another device holds the port (softrnic_iw_create_listen()).
+ */
 struct iwarp_listen {
-	struct list_head ceps;
+	struct iwarp_cep *cep;
 };
 
 static void iwarp_cep_work(struct work_struct *work);
@@ -111,7 +113,6 @@ static struct iwarp_cep *iwarp_cep_new(struct softrnic_dev *sdev)
 	refcount_set(&cep->ref, 1);
 	mutex_init(&cep->mutex);
 	cep->sdev = sdev;
-	INIT_LIST_HEAD(&cep->node);
 	INIT_WORK(&cep->work, iwarp_cep_work);
 	INIT_DELAYED_WORK(&cep->timeout, iwarp_cep_timeout);
 	atomic_inc(&iwarp_nceps);
@@ -597,8 +598,25 @@ static struct socket *iwarp_sock_create(struct softrnic_dev *sdev, int family)
 	return err ? ERR_PTR(err) : sock;
 }
 
-static int iwarp_listen_one(struct iw_cm_id *cm_id, struct iwarp_listen *l,
-			    const struct sockaddr *addr, int backlog)
+/*
+ * A wildcard address is bound to the device's netdev (SO_BINDTODEVICE):
+ * the device accepts what arrives at its port, as an RNIC does, including
+ * connections to the netdev's own addresses from this host (the route
+ * of a local address names its device), on addresses added later too.
+ * Another device's wildcard listener on the same port (siw, which binds
+ * its own to its netdev in the listening process's namespace; rdma_cm
+ * hands a wildcard listen to every device) then does not clash with ours.
+ */
+static bool iwarp_addr_any(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+static int iwarp_listen_on(struct iw_cm_id *cm_id, struct iwarp_listen *l,
+			   const struct sockaddr *addr, int backlog)
 {
 	struct softrnic_dev *sdev = to_sdev(cm_id->device);
 	struct iwarp_cep *cep;
@@ -613,7 +631,10 @@ static int iwarp_listen_one(struct iw_cm_id *cm_id, struct iwarp_listen *l,
 	sock_set_reuseaddr(sock->sk);
 	if (addr->sa_family == AF_INET6)
 		ip6_sock_set_v6only(sock->sk);
-	err = kernel_bind(sock, (struct sockaddr *)addr, len);
+	err = iwarp_addr_any(addr) ?
+	      sock_bindtoindex(sock->sk, sdev->netdev->ifindex, true) : 0;
+	if (!err)
+		err = kernel_bind(sock, (struct sockaddr *)addr, len);
 	if (!err)
 		err = kernel_listen(sock, backlog);
 	if (err) {
@@ -629,7 +650,7 @@ static int iwarp_listen_one(struct iw_cm_id *cm_id, struct iwarp_listen *l,
 	cep->state = CEP_LISTEN;
 	cm_id->add_ref(cm_id);
 	cep->cm_id = cm_id;
-	list_add_tail(&cep->node, &l->ceps);
+	l->cep = cep;
 	iwarp_cep_sk_install(cep);
 	/* a connection that came before the callbacks were there */
 	iwarp_cep_kick(cep, CEP_EV_SOCK);
@@ -652,135 +673,34 @@ static void iwarp_listen_close(struct iwarp_cep *cep)
 int softrnic_iw_destroy_listen(struct iw_cm_id *cm_id)
 {
 	struct iwarp_listen *l = cm_id->provider_data;
-	struct iwarp_cep *cep, *tmp;
 
 	if (!l)
 		return 0;
-	list_for_each_entry_safe(cep, tmp, &l->ceps, node) {
-		list_del_init(&cep->node);
-		iwarp_listen_close(cep);
-	}
+	if (l->cep)
+		iwarp_listen_close(l->cep);
 	cm_id->provider_data = NULL;
 	kfree(l);
 	return 0;
 }
 
-/*
- * One address of a wildcard listen done: true to stop on its error.  An
- * address another device's listener holds (siw on the same netdev of the
- * namespace, which rdma_cm's wildcard listen reaches first) is that
- * device's to serve: it does not fail the listen.
- */
-static bool iwarp_listen_skip(int *err, int *n)
-{
-	if (!*err) {
-		(*n)++;
-		return false;
-	}
-	if (*err == -EADDRINUSE)
-		return false;
-	return true;
-}
-
-/*
- * A wildcard address listens on each address of the device's netdev: two
- * devices of one namespace can then both listen on one port.
- */
-static bool iwarp_addr_any(const struct sockaddr_storage *sa)
-{
-	if (sa->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	return ipv6_addr_any(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
 int softrnic_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 {
-	struct softrnic_dev *sdev = to_sdev(cm_id->device);
-	struct sockaddr_storage *sa = &cm_id->m_local_addr;
+	const struct sockaddr *sa = (struct sockaddr *)&cm_id->m_local_addr;
 	struct iwarp_listen *l;
-	int err = 0, n = 0;
+	int err;
 
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
 	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&l->ceps);
 	cm_id->provider_data = l;
-
-	if (sa->ss_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
-
-		if (sin->sin_addr.s_addr != htonl(INADDR_ANY)) {
-			err = iwarp_listen_one(cm_id, l, (void *)sin, backlog);
-		} else {
-			struct in_device *in_dev;
-			__be32 addrs[16];
-			int i, na = 0;
-
-			rcu_read_lock();
-			in_dev = __in_dev_get_rcu(sdev->netdev);
-			if (in_dev) {
-				const struct in_ifaddr *ifa;
-
-				in_dev_for_each_ifa_rcu(ifa, in_dev)
-					if (na < ARRAY_SIZE(addrs))
-						addrs[na++] = ifa->ifa_local;
-			}
-			rcu_read_unlock();
-			for (i = 0; i < na; i++) {
-				struct sockaddr_in one = *sin;
-
-				one.sin_addr.s_addr = addrs[i];
-				err = iwarp_listen_one(cm_id, l, (void *)&one,
-						       backlog);
-				if (iwarp_listen_skip(&err, &n))
-					break;
-			}
-			if (!na)
-				err = -EADDRNOTAVAIL;
-		}
-	} else if (sa->ss_family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
-
-		if (!ipv6_addr_any(&sin6->sin6_addr)) {
-			err = iwarp_listen_one(cm_id, l, (void *)sin6, backlog);
-		} else {
-			struct inet6_dev *idev;
-			struct inet6_ifaddr *ifp;
-			struct sockaddr_in6 addrs[8];
-			int i, na = 0;
-
-			idev = in6_dev_get(sdev->netdev);
-			if (idev) {
-				read_lock_bh(&idev->lock);
-				list_for_each_entry(ifp, &idev->addr_list,
-						    if_list) {
-					if (na == ARRAY_SIZE(addrs))
-						break;
-					addrs[na] = *sin6;
-					addrs[na].sin6_addr = ifp->addr;
-					if (ipv6_addr_type(&ifp->addr) &
-					    IPV6_ADDR_LINKLOCAL)
-						addrs[na].sin6_scope_id =
-							sdev->netdev->ifindex;
-					na++;
-				}
-				read_unlock_bh(&idev->lock);
-				in6_dev_put(idev);
-			}
-			for (i = 0; i < na; i++) {
-				err = iwarp_listen_one(cm_id, l,
-						       (void *)&addrs[i],
-						       backlog);
-				if (iwarp_listen_skip(&err, &n))
-					break;
-			}
-			if (!na)
-				err = -EADDRNOTAVAIL;
-		}
-	} else {
-		err = -EAFNOSUPPORT;
-	}
+	err = iwarp_listen_on(cm_id, l, sa, backlog);
+	/*
+	 * Our netdev's port is another device's already (siw on the same
+	 * netdev of this namespace, which rdma_cm's wildcard listen reached
+	 * first): that device serves it, and the listen does not fail.
+	 */
 	if (err == -EADDRINUSE && iwarp_addr_any(sa))
 		err = 0;
 	if (err)
