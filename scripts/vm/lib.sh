@@ -132,6 +132,27 @@ vm_check_nics() {
 	esac
 }
 
+# The value of a test script's "# KEY: VALUE" line (timeout, vm-nics) in
+# its header: the comment block the script begins with, however long,
+# up to its first line that is not a comment; empty if there is none.
+# usage: vm_test_header FILE KEY
+vm_test_header() {
+	awk -v key="$2" '
+		NR == 1 && /^#!/ { next }
+		!/^#/ { exit }
+		{
+			line = $0
+			sub(/^#[ \t]*/, "", line)
+			if (index(line, key ":") != 1)
+				next
+			line = substr(line, length(key) + 2)
+			sub(/^[ \t]*/, "", line)
+			sub(/[ \t].*/, "", line)
+			print line
+			exit
+		}' "$1"
+}
+
 # Check a vCPU count (--cpus, SOFTRNIC_VM_CPUS); usage: vm_check_cpus VALUE WHERE
 vm_check_cpus() {
 	case $1 in

@@ -49,6 +49,29 @@ expect 125 "$tty_re" scripts/vm/run
 expect 125 "$tty_re" scripts/vm/run --
 expect 125 "$tty_re" env SOFTRNIC_VM_CPUS= scripts/vm/run
 grep -q 'is not a vCPU count' "$tmp/err" && fail "an empty SOFTRNIC_VM_CPUS is not the default"
+
+# A test's "# timeout:" and "# vm-nics:" lines are read from its header,
+# however long (a 300 s default once hid five suites' longer timeouts
+# below line 20): a 30-line header is read to its end and no further,
+# and no VM test has such a line where run-suite does not read it.
+# shellcheck source=scripts/vm/lib.sh
+. scripts/vm/lib.sh
+{
+	echo '#!/bin/bash'
+	for i in $(seq 28); do echo "# line $i"; done
+	echo '#   timeout:  1234  (seconds)'
+	echo 'true'
+	echo '# vm-nics: virtio'
+} >"$tmp/t.sh"
+[ "$(vm_test_header "$tmp/t.sh" timeout)" = 1234 ] ||
+	fail "vm_test_header: '$(vm_test_header "$tmp/t.sh" timeout)' for line 30's timeout 1234"
+[ -z "$(vm_test_header "$tmp/t.sh" vm-nics)" ] || fail "vm_test_header read past the header"
+for f in tests/vm/*.sh tests/vm/*/*.sh; do
+	for k in timeout vm-nics; do
+		grep -qE "^#[[:space:]]*$k:" "$f" || continue
+		[ -n "$(vm_test_header "$f" $k)" ] || fail "$f: its '# $k:' line is not in its header"
+	done
+done
 # Nothing may have been booted on the way.
 [ -e "$tmp/console.log" ] && fail "a VM was started: $(head -c 300 "$tmp/console.log")"
 
