@@ -2,9 +2,9 @@
 /*
  * iWARP data path: taking over the CM's connected socket and giving it
  * back.  While attached, the socket's data_ready, write_space and
- * state_change callbacks are ours; they only queue the receive or the
- * transmit work item (iwarp_rx.c, iwarp_tx.c), which do everything in
- * process context.
+ * state_change callbacks are ours; they queue the receive or the
+ * transmit work item (iwarp_rx.c, iwarp_tx.c), except that data_ready
+ * reads a short message in TCP's receive softirq itself.
  *
  * Teardown is deterministic: detach swaps the CM's callbacks back under
  * sk_callback_lock (a callback of ours that already runs holds it for
@@ -71,7 +71,7 @@ static void iwarp_sk_data_ready(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	iwqp = iwarp_sk_qp(sk, iwarp_sk_data_ready);
 	if (iwqp)
-		iwarp_dp_queue(&iwqp->dp.rx_work);
+		iwarp_rx_data_ready(iwqp, sk);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 

@@ -252,6 +252,7 @@ void iwarp_dp_queue(struct work_struct *work);
 void iwarp_tx_work(struct work_struct *work);
 bool iwarp_sq_unstall(struct iwarp_dp *dp);
 void iwarp_rx_work(struct work_struct *work);
+void iwarp_rx_data_ready(struct iwarp_qp *iwqp, struct sock *sk);
 void iwarp_tx_push(struct iwarp_qp *iwqp);
 void iwarp_tx_schedule(struct iwarp_qp *iwqp);
 /* Queue a TERMINATE (sent at the next FPDU boundary, then conn lost). */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iWARP receive: the rx work item reads the socket with tcp_read_sock()
- * under lock_sock; the actor walks each skb in place (skb_seq_read) and
- * feeds the FPDU stream receiver (iwarp_mpa_rx.h), which hands out the
+ * iWARP receive: the socket is read with tcp_read_sock(), in TCP's
+ * receive softirq as far as a budget allows (iwarp_rx_data_ready()),
+ * else by the rx work item under lock_sock.  The actor walks each skb in
+ * place (skb_seq_read) and feeds the FPDU stream receiver (iwarp_mpa_rx.h), which hands out the
  * headers of each segment (validated here before anything is placed),
  * the data slices (placed straight from the skb: tagged into the MR the
  * STag names, untagged into the receive WQE at its MO, READ responses
@@ -11,8 +12,8 @@
  *
  * Any invalid field sends a TERMINATE with the RFC 5040/5041 codes and
  * the connection is lost (iwarp_dp_terminate(); the stream is dead and
- * the rest of it discarded).  The actor may run with a page mapped
- * atomically (skb_seq_read): it never sleeps.
+ * the rest of it discarded).  The actor may run in a softirq, or with
+ * a page mapped atomically (skb_seq_read): it never sleeps.
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -22,6 +23,8 @@
 
 /* Bytes one run of the work reads before it requeues itself. */
 #define IWARP_RX_BUDGET		(256 * 1024)
+/* Bytes read in the softirq before the work item takes over. */
+#define IWARP_RX_INLINE_BUDGET	(64 * 1024)
 
 static void iwarp_rx_term(struct iwarp_qp *iwqp, u8 layer, u8 etype,
 			  u8 ecode)
@@ -736,32 +739,77 @@ static int iwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return consumed;
 }
 
+/*
+ * Read what the socket holds, up to @budget bytes; the socket is ours
+ * (lock_sock, or the softirq's bh_lock_sock with no owner).  Returns
+ * whether the budget ran out; *@eof is set when the stream has ended
+ * and nothing of it is left to read.
+ */
+static bool iwarp_rx_read(struct iwarp_qp *iwqp, struct sock *sk,
+			  size_t budget, int *eof)
+{
+	read_descriptor_t desc = {
+		.arg.data = iwqp,
+		.count = budget,
+	};
+	int err;
+
+	tcp_read_sock(sk, &desc, iwarp_rx_actor);
+	err = READ_ONCE(sk->sk_err);
+	*eof = 0;
+	if ((err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+	     sk->sk_state == TCP_CLOSE) &&
+	    skb_queue_empty(&sk->sk_receive_queue))
+		*eof = err ? -err : -ECONNRESET;
+	return !desc.count;
+}
+
+static void iwarp_rx_eof(struct iwarp_qp *iwqp, int eof)
+{
+	struct iwarp_dp *dp = &iwqp->dp;
+
+	if (eof && !test_bit(IWARP_DP_TERM_SENT, &dp->flags) &&
+	    !dp->term_pending)
+		iwarp_dp_lost(iwqp, eof);
+}
+
 void iwarp_rx_work(struct work_struct *work)
 {
 	struct iwarp_dp *dp = container_of(work, struct iwarp_dp, rx_work);
 	struct iwarp_qp *iwqp = container_of(dp, struct iwarp_qp, dp);
 	struct sock *sk;
-	read_descriptor_t desc = {};
-	bool more, eof;
-	int err;
+	bool more;
+	int eof;
 
 	if (test_bit(IWARP_DP_STOP, &dp->flags) || !dp->sock)
 		return;
 	sk = dp->sock->sk;
 	lock_sock(sk);
-	desc.arg.data = iwqp;
-	desc.count = IWARP_RX_BUDGET;
-	tcp_read_sock(sk, &desc, iwarp_rx_actor);
-	more = !desc.count;
-	err = READ_ONCE(sk->sk_err);
-	eof = err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
-	      sk->sk_state == TCP_CLOSE;
-	eof = eof && skb_queue_empty(&sk->sk_receive_queue);
+	more = iwarp_rx_read(iwqp, sk, IWARP_RX_BUDGET, &eof);
 	release_sock(sk);
 
 	if (more)
 		iwarp_dp_queue(&dp->rx_work);
-	else if (eof && !test_bit(IWARP_DP_TERM_SENT, &dp->flags) &&
-		 !dp->term_pending)
-		iwarp_dp_lost(iwqp, err ? -err : -ECONNRESET);
+	else
+		iwarp_rx_eof(iwqp, eof);
+}
+
+/*
+ * From the socket's data_ready (sk_callback_lock held for reading, the
+ * data path attached).  In TCP's receive softirq, with the socket
+ * bh-locked and no owner, the stream is read right here, as far as
+ * IWARP_RX_INLINE_BUDGET: a short message is placed and completed
+ * without a switch to the work item and back, which was most of its
+ * latency.  Whatever is left -- the rest of a long message, the end of
+ * the stream (iwarp_dp_lost() is for the work item) -- and every call
+ * while a process owns the socket (its release_sock() delivers the
+ * backlog) goes to the work item; the socket lock keeps the two apart.
+ */
+void iwarp_rx_data_ready(struct iwarp_qp *iwqp, struct sock *sk)
+{
+	int eof;
+
+	if (sock_owned_by_user_nocheck(sk) ||
+	    iwarp_rx_read(iwqp, sk, IWARP_RX_INLINE_BUDGET, &eof) || eof)
+		iwarp_dp_queue(&iwqp->dp.rx_work);
 }
