@@ -27,13 +27,23 @@
  *           ICRC): roce1's rx_drop_* counters must grow by exactly their
  *           number, and the byte they would have written must not change.
  *
+ *   locked  (lookup=1, the default) one WRITE ONLY received on one CPU
+ *           while a thread on another holds roce1's QP table lock (its
+ *           xarray's, as create and destroy take it) with IRQs off: a
+ *           packet's QP lookup is lockless (RCU), so the WRITE must land
+ *           while the lock is still held, not when it is let go.
+ *
  * Logs "skbtest: FAIL ..." per failed check and ends with "skbtest: done:
  * N checks, M failed" (tests/vm/lib.sh kmod_passed).  Everything it
  * created is gone when init returns.
  */
+#include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/prandom.h>
@@ -48,6 +58,7 @@
 #include "roce_icrc.h"
 #include "roce_parse.h"
 #include "roce_psn.h"
+#include "softrnic.h"		/* the QP table the locked check holds */
 
 #define KTEST_NAME "skbtest"
 #include "ktest.h"
@@ -67,6 +78,9 @@ MODULE_PARM_DESC(valid, "valid messages");
 static uint bad = 300;
 module_param(bad, uint, 0444);
 MODULE_PARM_DESC(bad, "damaged frames among them");
+static bool lookup = true;
+module_param(lookup, bool, 0444);
+MODULE_PARM_DESC(lookup, "receive a WRITE while another CPU holds roce1's QP table lock");
 static bool broken_check;
 module_param(broken_check, bool, 0444);
 MODULE_PARM_DESC(broken_check, "self-test: count one valid SEND as if it were a bad frame");
@@ -595,6 +609,131 @@ static void run(void)
 		shapes[0], shapes[1], shapes[2], shapes[3], atomic_read(&failures));
 }
 
+/*
+ * The locked lookup: a receiver thread on one CPU and a holder thread on
+ * another.  The receiver says it is ready (LK_READY) and spins; the
+ * holder takes the QP table's lock with IRQs off, says go (LK_GO) and
+ * spins until the receiver has handed its frame to the stack (LK_DONE)
+ * or LOCK_HOLD_MS have passed, noting which, and only then lets go.
+ */
+#define LOCK_HOLD_MS	2000
+
+enum { LK_IDLE, LK_READY, LK_GO, LK_DONE };
+
+static struct {
+	const u8 *frame;
+	size_t len;
+	struct xarray *table;
+	atomic_t state;
+	bool landed_under_lock;
+	struct completion held;
+} lk;
+
+/* Park a finished thread until kthread_stop(). */
+static void lk_park(void)
+{
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 100);
+}
+
+static int lk_receiver(void *unused)
+{
+	atomic_set(&lk.state, LK_READY);
+	while (atomic_read(&lk.state) != LK_GO) {
+		if (kthread_should_stop())
+			return 0;
+		cpu_relax();
+	}
+	inject(lk.frame, lk.len);
+	atomic_set(&lk.state, LK_DONE);
+	lk_park();
+	return 0;
+}
+
+static int lk_holder(void *unused)
+{
+	ktime_t end;
+	unsigned long flags;
+
+	xa_lock_irqsave(lk.table, flags);
+	atomic_set(&lk.state, LK_GO);
+	end = ktime_add_ms(ktime_get(), LOCK_HOLD_MS);
+	while (atomic_read(&lk.state) != LK_DONE && ktime_before(ktime_get(), end))
+		cpu_relax();
+	lk.landed_under_lock = atomic_read(&lk.state) == LK_DONE;
+	xa_unlock_irqrestore(lk.table, flags);
+	complete(&lk.held);
+	lk_park();
+	return 0;
+}
+
+static void locked_lookup(void)
+{
+	struct task_struct *rx = NULL, *holder = NULL;
+	unsigned long end = jiffies + msecs_to_jiffies(WAIT_MS);
+	struct roce_pkt p = {};
+	u32 len = 64, off = 0, i;
+	int rx_cpu, holder_cpu;
+
+	rx_cpu = cpumask_first(cpu_online_mask);
+	holder_cpu = cpumask_next(rx_cpu, cpu_online_mask);
+	if (holder_cpu >= nr_cpu_ids) {
+		pr_info("skbtest: one CPU online: the locked lookup needs two\n");
+		return;
+	}
+	for (i = 0; i < len; i++)
+		expect[off + i] = (u8)prandom_u32_state(&rnd);
+	p.opcode = ROCE_RC_RDMA_WRITE_ONLY;
+	p.reth.va = S[1].dma + off;
+	p.reth.rkey = S[1].pd->unsafe_global_rkey;
+	p.reth.len = len;
+	p.ackreq = true;
+	p.dest_qpn = QP[1]->qp_num;
+	p.psn = epsn;
+	lk.len = frame(frame_buf, &p, expect + off, len, DMG_NONE);
+	lk.frame = frame_buf;
+	lk.table = &to_sdev(S[1].dev)->qp_xa;
+	atomic_set(&lk.state, LK_IDLE);
+	init_completion(&lk.held);
+
+	rx = kthread_create(lk_receiver, NULL, "skbtest_rx");
+	if (!CHECK(!IS_ERR(rx), "receiver thread: %ld", PTR_ERR(rx)))
+		return;
+	kthread_bind(rx, rx_cpu);
+	wake_up_process(rx);
+	while (atomic_read(&lk.state) != LK_READY && time_before(jiffies, end))
+		usleep_range(100, 200);
+	if (!CHECK(atomic_read(&lk.state) == LK_READY, "the receiver thread did not start"))
+		goto out;
+	holder = kthread_create(lk_holder, NULL, "skbtest_lock");
+	if (!CHECK(!IS_ERR(holder), "holder thread: %ld", PTR_ERR(holder))) {
+		holder = NULL;
+		goto out;
+	}
+	kthread_bind(holder, holder_cpu);
+	wake_up_process(holder);
+	if (!CHECK(wait_for_completion_timeout(&lk.held, msecs_to_jiffies(WAIT_MS +
+									 LOCK_HOLD_MS)),
+		   "the holder thread did not finish"))
+		goto out;
+	/* the receiver goes on once the lock is free, whatever it did before */
+	while (atomic_read(&lk.state) != LK_DONE && time_before(jiffies, end + HZ))
+		usleep_range(100, 200);
+	CHECK(lk.landed_under_lock,
+	      "a WRITE to QP %u waited for the QP table's lock (held %u ms on CPU %d)",
+	      QP[1]->qp_num, LOCK_HOLD_MS, holder_cpu);
+	if (CHECK(landed(off, len), "the WRITE received beside the lock: data wrong (seed %lu)",
+		  seed))
+		epsn = roce_psn_next(epsn);
+	pr_info("skbtest: locked lookup: the WRITE was received on CPU %d %s CPU %d %s the QP table's lock\n",
+		rx_cpu, lk.landed_under_lock ? "while" : "only after",
+		holder_cpu, lk.landed_under_lock ? "held" : "let go of");
+out:
+	if (holder)
+		kthread_stop(holder);
+	kthread_stop(rx);
+}
+
 static int __init skbtest_init(void)
 {
 	u32 psn0, psn1;
@@ -622,6 +761,8 @@ static int __init skbtest_init(void)
 		goto out;
 	epsn = psn0;
 	run();
+	if (lookup)
+		locked_lookup();
 out:
 	if (!IS_ERR_OR_NULL(QP[1]))
 		ib_destroy_qp(QP[1]);
