@@ -389,9 +389,9 @@ static inline enum ib_qp_state softrnic_qp_state(const struct softrnic_qp *qp)
 }
 
 /*
- * The workqueue running @sdev's QP work items.  For now the system's
- * unbound one; a per-device WQ_MEM_RECLAIM queue (needed before storage
- * ULPs run over softrnic) wants a setup/teardown hook in device.c.
+ * The workqueue running @sdev's QP work items: the device's own,
+ * unbound, WQ_MEM_RECLAIM (storage ULPs send through it), made by
+ * softrnic_queues_init().
  */
 static inline struct workqueue_struct *
 softrnic_queue_wq(struct softrnic_dev *sdev)
