@@ -3,12 +3,13 @@
  * iWARP receive: the socket is read with tcp_read_sock(), in TCP's
  * receive softirq as far as a budget allows (iwarp_rx_data_ready()),
  * else by the rx work item under lock_sock.  The actor walks each skb in
- * place (skb_seq_read) and feeds the FPDU stream receiver (iwarp_mpa_rx.h), which hands out the
- * headers of each segment (validated here before anything is placed),
- * the data slices (placed straight from the skb: tagged into the MR the
- * STag names, untagged into the receive WQE at its MO, READ responses
- * into the SGEs of our ORQ entry by offset) and the end of the FPDU once
- * its CRC checked out: only then does anything complete.
+ * place (skb_seq_read) and feeds the FPDU stream receiver
+ * (iwarp_mpa_rx.h), which hands out the headers of each segment
+ * (validated here before anything is placed), the data slices (placed
+ * straight from the skb: tagged into the MR the STag names, untagged
+ * into the receive WQE at its MO, READ responses into the SGEs of our
+ * ORQ entry by offset) and the end of the FPDU once its CRC checked
+ * out: only then does anything complete.
  *
  * Any invalid field sends a TERMINATE with the RFC 5040/5041 codes and
  * the connection is lost (iwarp_dp_terminate(); the stream is dead and
