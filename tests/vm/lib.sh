@@ -167,18 +167,44 @@ net_setup() {
 	fi
 	"$IP" netns add "$PEER_NS" || die "cannot create netns $PEER_NS"
 	"$IP" link set sr1 netns "$PEER_NS" || die "cannot move sr1 to netns $PEER_NS"
-	# nodad: the addresses are usable at once instead of after ~1-2 s of
-	# duplicate address detection.
-	"$IP" addr add 10.0.0.1/24 dev sr0 &&
+	# nodad and net_fast_dad: the addresses are usable at once instead of
+	# after ~1-2 s of duplicate address detection.
+	net_fast_dad sr0 &&
+		"$IP" addr add 10.0.0.1/24 dev sr0 &&
 		"$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
 		"$IP" link set sr0 up || die "cannot configure sr0"
 	in_peer "$IP" link set lo up &&
+		net_fast_dad sr1 in_peer &&
 		in_peer "$IP" addr add 10.0.0.2/24 dev sr1 &&
 		in_peer "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
 		in_peer "$IP" link set sr1 up || die "cannot configure sr1"
 	# A veth's carrier comes up once both ends are up, a NIC's once the
 	# driver has opened it.
 	retry_until 5 _net_carrier_up
+	retry_until 5 net_ll_ready sr0
+	retry_until 5 net_ll_ready sr1 in_peer
+}
+
+# net_fast_dad DEV [in_peer]: DEV's link-local address (added when the
+# link comes up) skips duplicate address detection, as the nodad addresses
+# do.  Set before the link is up.
+net_fast_dad() {
+	local dev=$1
+	shift
+	"$@" sysctl -qw "net.ipv6.conf.$dev.dad_transmits=0" \
+		"net.ipv6.conf.$dev.router_solicitation_delay=0"
+}
+
+# net_ll_ready DEV [in_peer]: DEV has a link-local address that is not
+# tentative.
+# GID 0 of a RoCE device is that address, and ib_core resolves it through
+# the route, which while the address is tentative leads to neighbour
+# discovery of our own address: modify QP to RTR fails with ETIMEDOUT.
+net_ll_ready() {
+	local dev=$1
+	shift
+	"$@" "$IP" -6 addr show dev "$dev" scope link |
+		awk '/inet6/ && !/tentative/ { ok = 1 } END { exit !ok }'
 }
 
 _net_carrier_up() {

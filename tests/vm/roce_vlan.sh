@@ -104,8 +104,8 @@ retry_until 20 linklocal in_peer rocev1
 # GID 0 is the link-local address: ib_core resolves it through the route,
 # which fails while the address is tentative (DAD) -- the server's RTR
 # failed so once in CI.
-retry_until 20 sh -c '[ -z "$(ip -6 addr show dev sr0.10 scope link tentative)" ]'
-retry_until 20 in_peer sh -c '[ -z "$(ip -6 addr show dev sr1.10 scope link tentative)" ]'
+retry_until 20 net_ll_ready sr0.10
+retry_until 20 net_ll_ready sr1.10 in_peer
 a_run() {
 	pingpongs rocev1 0 rocev0 0
 	gid_integrity vlan-a rocev1 0 rocev0 0 -n 100 -m 128K -s 0x3001

@@ -182,6 +182,7 @@ integrity() {
 veth_local_up() {
 	"$IP" link del sr0 2>/dev/null
 	"$IP" link add sr0 type veth peer name sr1 || die "veth"
+	net_fast_dad sr0 && net_fast_dad sr1 || die "sysctl dad"
 	"$IP" addr add 10.0.0.1/24 dev sr0 && "$IP" -6 addr add fd00::1/64 dev sr0 nodad &&
 		"$IP" addr add 10.0.0.2/24 dev sr1 && "$IP" -6 addr add fd00::2/64 dev sr1 nodad &&
 		"$IP" link set sr0 up && "$IP" link set sr1 up || die "addresses"
@@ -191,4 +192,6 @@ veth_local_up() {
 	# two ports of any RNIC cabled to each other.
 	sysctl -qw net.ipv4.conf.sr0.accept_local=1 net.ipv4.conf.sr1.accept_local=1 ||
 		die "accept_local"
+	retry_until 5 net_ll_ready sr0
+	retry_until 5 net_ll_ready sr1
 }
