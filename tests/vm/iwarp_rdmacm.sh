@@ -225,9 +225,9 @@ sr_add iw0 sr0
 sr_add iw1 sr1 "$PEER_NS"
 log "connect to a port nobody listens on"
 start=${EPOCHREALTIME/./}
-timeout 30 rdma_client -s 10.0.0.2 -p 9999 >"$IWARP_OUT.cli" 2>&1 && die "rdma_client to nobody connected"
+timeout 30 rdma_client -s 10.0.0.2 -p 9999 >"$CM_OUT.cli" 2>&1 && die "rdma_client to nobody connected"
 ms=$(((${EPOCHREALTIME/./} - start) / 1000))
-log "    refused after $ms ms: $(tail -n 1 "$IWARP_OUT.cli")"
+log "    refused after $ms ms: $(tail -n 1 "$CM_OUT.cli")"
 [ "$ms" -lt 5000 ] || die "connect to nobody took $ms ms"
 
 links_clear

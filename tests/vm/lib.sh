@@ -418,6 +418,110 @@ kmod_passed() {
 	done
 }
 
+# ---- RDMA CM tools (librdmacm's, perftest -R) between two ends.
+
+CM_OUT=/tmp/cm
+
+# cm_listening PREFIX PORT: an RDMA CM id listens on PORT in the
+# namespace PREFIX ("" or in_peer) runs in.
+cm_listening() {
+	$1 rdma resource show cm_id 2>/dev/null |
+		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
+}
+
+# wait_cm_listen PREFIX PORT PID: until cm_listening, or PID is gone.
+wait_cm_listen() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		cm_listening "$1" "$2" && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+_cm_show() {
+	sed 's/^/    server: /' "$CM_OUT.srv" | cut -c1-200 >&2
+	sed 's/^/    client: /' "$CM_OUT.cli" | cut -c1-200 >&2
+}
+
+# kill_tree PID: PID and every process below it (a server started as
+# `in_peer timeout ... &` is three processes down from $!).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		kill_tree "$c"
+	done
+	kill "$1" 2>/dev/null
+}
+
+# _cm_rerun_why: why the client's failure was the tools', not the
+# device's, if it was (output and status 0; else status 1):
+# - its connect found no listener: a CM REJ for an unknown service ID
+#   (reason 8, RoCE) or a refused TCP connection (-ECONNREFUSED, iWARP).
+#   rdma_cm shows the id as LISTEN a moment before the device listens;
+#   and perftest -R connects its data QP as soon as the ends have
+#   exchanged parameters, while its server may not listen again yet,
+#   where Debian 12's perftest (4.5-0.17) fails instead of retrying
+#   (fixed in perftest 26.04, commit 3d9d8d0);
+# - perftest moved its data but could not time it: it calibrates its
+#   cycle counter against gettimeofday over 200 busy waits, and a vCPU
+#   descheduled by the host in one of them (TCG, a loaded host) makes the
+#   fit fail ("Correlation coefficient r^2 < 0.9", no report, status 1).
+_cm_rerun_why() {
+	if grep -qE "REJECTED[,;]? error:? (8|-111)\b" "$CM_OUT.cli"; then
+		echo "the connect found no listener: $(grep -m1 REJECTED "$CM_OUT.cli")"
+	elif grep -q "^Correlation coefficient r^2" "$CM_OUT.cli" &&
+		grep -q "Can't produce a report" "$CM_OUT.cli"; then
+		echo "perftest could not calibrate its clock: $(grep -m1 Correlation "$CM_OUT.cli")"
+	else
+		return 1
+	fi
+}
+
+# cm NAME SRV_PFX CLI_PFX PORT "SERVER CMD" "CLIENT CMD": the server under
+# SRV_PFX ("" or in_peer) once its CM id listens on PORT, then the client
+# under CLI_PFX; both must exit 0 within 120 s (x SOFTRNIC_VM_TIMEOUT_SCALE).
+# Output in $CM_OUT.srv and .cli.  Fails the test otherwise.  A server
+# that serves forever (CM_SERVES_FOREVER=its name) is stopped.
+#
+# A client that failed for the tools' sake, not the device's
+# (_cm_rerun_why), runs again with a new server, up to three times in all.
+cm() {
+	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc try why
+	local t=$((120 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+	log "$name"
+	for try in 1 2 3; do
+		rc=0
+		: >"$CM_OUT.cli"
+		# stdout line-buffered: a tool's error (stderr) stays in its
+		# place among what it printed before, in the log of a failure
+		# shellcheck disable=SC2086
+		$spfx timeout $t stdbuf -oL $srv >"$CM_OUT.srv" 2>&1 &
+		spid=$!
+		wait_cm_listen "$spfx" "$port" "$spid" || rc=101
+		if [ $rc = 0 ]; then
+			# shellcheck disable=SC2086
+			$cpfx timeout $t stdbuf -oL $cli >"$CM_OUT.cli" 2>&1 || rc=$?
+		fi
+		[ $rc != 0 ] && [ $rc != 101 ] && [ $try -lt 3 ] && why=$(_cm_rerun_why) || break
+		log "$name: $why; again"
+		kill_tree "$spid"
+		wait "$spid" 2>/dev/null
+		retry_until 20 eval '! cm_listening "$spfx" "$port"'
+	done
+	if [ -n "${CM_SERVES_FOREVER:-}" ]; then
+		pkill -x "$CM_SERVES_FOREVER"
+		wait "$spid"
+	elif ! wait "$spid"; then
+		[ $rc = 0 ] && rc=100
+	fi
+	[ $rc = 0 ] || { _cm_show; die "$name: status $rc (100: the server failed, 101: it never listened)"; }
+	tail -n 2 "$CM_OUT.cli" | sed 's/^/    /' >&2
+	# the next server may reuse the port: its listener must be gone
+	retry_until 20 eval '! cm_listening "$spfx" "$port"'
+}
+
 # ---- siw, Linux's software iWARP driver, as a test peer (issue 16).
 # Debian's kernel has no siw.ko: `make testprogs` builds it from Debian's
 # linux-source-6.1 (tests/kmod/siw) as build/kmod-siw/VARIANT/siw.ko, one

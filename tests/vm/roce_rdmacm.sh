@@ -14,65 +14,6 @@ wait_gid g6_0 roce0 "$GID6_0"
 wait_gid g6_1 roce1 "$GID6_1"
 
 
-# wait_cm_listen PREFIX PORT PID: until an RDMA CM id listens on PORT in
-# the namespace PREFIX runs in, or process PID is gone.
-wait_cm_listen() {
-	local pfx=$1 port=$2 pid=$3 i
-	for ((i = 0; i < 300; i++)); do
-		$pfx rdma resource show cm_id 2>/dev/null |
-			grep -q "state LISTEN .*src-addr [^ ]*:$port\b" && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-cm_not_listening() {
-	! $1 rdma resource show cm_id 2>/dev/null |
-		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
-}
-
-# cm NAME SRV_PFX CLI_PFX PORT "SERVER CMD" "CLIENT CMD": server under
-# SRV_PFX ("" or in_peer) once its CM id listens on PORT, then the client
-# under CLI_PFX; both must succeed within 120 s.
-cm() {
-	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc=0 try
-	log "$name"
-	# stdout line-buffered: a tool's error (stderr) stays in its place
-	# among what it printed before, in the log of a failure
-	# shellcheck disable=SC2086
-	$spfx timeout 120 stdbuf -oL $srv >"/tmp/cm.srv" 2>&1 &
-	spid=$!
-	wait_cm_listen "$spfx" "$port" "$spid" || rc=101
-	# The CM id shows as LISTEN a moment before ib_cm listens on the
-	# device: a REQ in between is rejected as for an unknown service
-	# (reason 8).  Only that is retried, twice.
-	for try in 1 2 3; do
-		[ $rc = 0 ] || break
-		# shellcheck disable=SC2086
-		$cpfx timeout 120 stdbuf -oL $cli >/tmp/cm.cli 2>&1 && break
-		rc=$?
-		grep -qE "REJECTED[,;]? error:? 8" /tmp/cm.cli && [ $try -lt 3 ] || break
-		log "$name: rejected before the listener was ready; again"
-		rc=0
-	done
-	# a server that serves forever (CM_SERVES_FOREVER=its name) is stopped
-	if [ -n "${CM_SERVES_FOREVER:-}" ]; then
-		pkill -x "$CM_SERVES_FOREVER"
-		wait "$spid"
-		spid=
-	fi
-	[ -z "$spid" ] || wait "$spid" || { [ $rc = 0 ] && rc=100; }
-	# the next server may reuse the port: its listener must be gone
-	[ $rc != 0 ] || retry_until 20 cm_not_listening "$spfx" "$port"
-	if [ $rc != 0 ]; then
-		sed 's/^/    server: /' /tmp/cm.srv
-		sed 's/^/    client: /' /tmp/cm.cli
-		die "$name: status $rc"
-	fi
-	tail -n 2 /tmp/cm.cli | sed 's/^/    /' >&2
-}
-
 mc_joined() { $1 "$IP" maddr show | grep -qE "inet +$2( |$)"; }
 
 # mckey_run SRV_PFX CLI_PFX SRV_ADDR WHAT: UD multicast through rdma_cm:
@@ -88,16 +29,16 @@ mckey_run() {
 	*) ca=10.0.0.2 ;;
 	esac
 	log "$w: mckey"
-	$s timeout 120 mckey -m 239.1.2.3 -b "$a" -C 10 -S 512 >/tmp/cm.srv 2>&1 &
+	$s timeout 120 mckey -m 239.1.2.3 -b "$a" -C 10 -S 512 >"$CM_OUT.srv" 2>&1 &
 	spid=$!
 	retry_until 30 mc_joined "$s" 239.1.2.3
 	for try in $(seq 20); do
 		kill -0 $spid 2>/dev/null || break
-		$c timeout 60 mckey -m 239.1.2.3 -s -b "$ca" -C 10 -S 512 >/tmp/cm.cli 2>&1 ||
-			{ cat /tmp/cm.cli; die "$w: mckey sender failed"; }
+		$c timeout 60 mckey -m 239.1.2.3 -s -b "$ca" -C 10 -S 512 >"$CM_OUT.cli" 2>&1 ||
+			{ cat "$CM_OUT.cli"; die "$w: mckey sender failed"; }
 	done
-	wait $spid || { cat /tmp/cm.srv; die "$w: mckey receiver failed"; }
-	tail -n 1 /tmp/cm.srv | sed 's/^/    /' >&2
+	wait $spid || { cat "$CM_OUT.srv"; die "$w: mckey receiver failed"; }
+	tail -n 1 "$CM_OUT.srv" | sed 's/^/    /' >&2
 }
 
 # tool NAME SRV_PFX CLI_PFX SRV_ADDR WHAT: one tool, its server at SRV_ADDR
@@ -126,7 +67,7 @@ tool() {
 	mckey) mckey_run "$s" "$c" "$a" "$w" ;;
 	cmtime) CM_SERVES_FOREVER=cmtime cm "$w: cmtime" "$s" "$c" 7471 "cmtime -b $a" \
 		"cmtime -s $a -c 50"
-		grep -E "connect" /tmp/cm.cli | sed 's/^/    /' >&2 ;;
+		grep -E "connect" "$CM_OUT.cli" | sed 's/^/    /' >&2 ;;
 	*) die "tool $t?" ;;
 	esac
 }
@@ -161,10 +102,10 @@ suite "" "" 10.0.0.1 "one device" rping ucmatose udaddy mckey rdma_client perfte
 
 log "connect to a port nobody listens on"
 start=${EPOCHREALTIME/./}
-timeout 30 rping -c -a 10.0.0.2 -p 9999 -C 1 >/tmp/cm.cli 2>&1 && die "rping to nobody connected"
+timeout 30 rping -c -a 10.0.0.2 -p 9999 -C 1 >"$CM_OUT.cli" 2>&1 && die "rping to nobody connected"
 ms=$(((${EPOCHREALTIME/./} - start) / 1000))
-cat /tmp/cm.cli >&2
-grep -q REJECTED /tmp/cm.cli || die "connect to nobody: no REJECT"
+cat "$CM_OUT.cli" >&2
+grep -q REJECTED "$CM_OUT.cli" || die "connect to nobody: no REJECT"
 log "rejected after $ms ms"
 [ "$ms" -lt 5000 ] || die "connect to nobody took $ms ms"
 

@@ -9,8 +9,6 @@
 # ibv_modify_qp (ibv_rc_pingpong, perftest without -R, softrnic-integrity
 # without --cm) cannot run over iWARP: everything here goes through rdma_cm.
 
-IWARP_OUT=/tmp/iwarp-cm
-
 # iwarp_pair_up: softrnic loaded (rdma_rxe out), iw0 on sr0 (init_net,
 # 10.0.0.1) and iw1 on sr1 (netns peer, 10.0.0.2): the iWARP suites'
 # two hosts, as roce_pair_up is the RoCE ones'.
@@ -20,52 +18,6 @@ iwarp_pair_up() {
 	load_softrnic || die "modprobe softrnic"
 	rdma link add iw0 type iwarp netdev sr0 || die "add iw0"
 	in_peer rdma link add iw1 type iwarp netdev sr1 || die "add iw1"
-}
-
-# cm_listening PREFIX PORT: an RDMA CM id listens on PORT in the
-# namespace PREFIX ("" or in_peer) runs in.
-cm_listening() {
-	$1 rdma resource show cm_id 2>/dev/null |
-		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
-}
-
-# wait_cm_listen PREFIX PORT PID: until cm_listening, or PID is gone.
-wait_cm_listen() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		cm_listening "$1" "$2" && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-_cm_show() {
-	sed 's/^/    server: /' "$IWARP_OUT.srv" | cut -c1-200 >&2
-	sed 's/^/    client: /' "$IWARP_OUT.cli" | cut -c1-200 >&2
-}
-
-# cm NAME SRV_PFX CLI_PFX PORT "SERVER CMD" "CLIENT CMD": the server under
-# SRV_PFX ("" or in_peer) once its CM id listens on PORT, then the client
-# under CLI_PFX; both must exit 0 within 120 s (x SOFTRNIC_VM_TIMEOUT_SCALE).
-# Output in $IWARP_OUT.srv and .cli.  Fails the test otherwise.
-cm() {
-	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc=0
-	local t=$((120 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
-	log "$name"
-	: >"$IWARP_OUT.cli"
-	# shellcheck disable=SC2086
-	$spfx timeout $t $srv >"$IWARP_OUT.srv" 2>&1 &
-	spid=$!
-	wait_cm_listen "$spfx" "$port" "$spid" || rc=101
-	if [ $rc = 0 ]; then
-		# shellcheck disable=SC2086
-		$cpfx timeout $t $cli >"$IWARP_OUT.cli" 2>&1 || rc=$?
-	fi
-	wait "$spid" || { [ $rc = 0 ] && rc=100; }
-	[ $rc = 0 ] || { _cm_show; die "$name: status $rc (100: the server failed, 101: it never listened)"; }
-	# the next server may reuse the port: its listener must be gone
-	retry_until 20 eval '! cm_listening "$spfx" "$port"'
 }
 
 # count_lines FILE ERE: how many lines of FILE match ERE.
@@ -104,27 +56,27 @@ iwarp_tool() {
 		# -V: each side checks the ping data it got; -v: both print it
 		cm "$w: rping -V" "$s" "$c" 7174 "rping -s -a $a -p 7174 -C $RPING_COUNT -S 4096 -V -v" \
 			"rping -c -a $a -p 7174 -C $RPING_COUNT -S 4096 -V -v"
-		expect_lines "$w: rping" "$IWARP_OUT.cli" '^ping data: rdma-ping-' "$RPING_COUNT"
-		expect_lines "$w: rping" "$IWARP_OUT.srv" '^server ping data: rdma-ping-' "$RPING_COUNT"
+		expect_lines "$w: rping" "$CM_OUT.cli" '^ping data: rdma-ping-' "$RPING_COUNT"
+		expect_lines "$w: rping" "$CM_OUT.srv" '^server ping data: rdma-ping-' "$RPING_COUNT"
 		# the pings' data are printed in full (rping's lines run to ~4 KB)
-		awk '/^ping data: rdma-ping-/ && length($0) > 1000 { n++ } END { exit !n }' "$IWARP_OUT.cli" ||
+		awk '/^ping data: rdma-ping-/ && length($0) > 1000 { n++ } END { exit !n }' "$CM_OUT.cli" ||
 			{ _cm_show; die "$w: rping: no full-size ping data"; } ;;
 	ucmatose)
 		cm "$w: ucmatose" "$s" "$c" 7471 "ucmatose -b $a -c 2 -C 20 -S 1024" \
 			"ucmatose -s $a -c 2 -C 20 -S 1024"
-		for f in "$IWARP_OUT.srv" "$IWARP_OUT.cli"; do
+		for f in "$CM_OUT.srv" "$CM_OUT.cli"; do
 			expect_lines "$w: ucmatose" "$f" '^data transfers complete' 1
 			expect_lines "$w: ucmatose" "$f" '^return status 0$' 1
 		done ;;
 	rdma_client)
 		cm "$w: rdma_server/rdma_client" "$s" "$c" 7471 "rdma_server -s $a -p 7471" \
 			"rdma_client -s $a -p 7471"
-		expect_lines "$w: rdma_server" "$IWARP_OUT.srv" '^rdma_server: end 0$' 1
-		expect_lines "$w: rdma_client" "$IWARP_OUT.cli" '^rdma_client: end 0$' 1 ;;
+		expect_lines "$w: rdma_server" "$CM_OUT.srv" '^rdma_server: end 0$' 1
+		expect_lines "$w: rdma_client" "$CM_OUT.cli" '^rdma_client: end 0$' 1 ;;
 	write_bw | read_bw | send_bw)
 		cm "$w: ib_$t -R" "$s" "$c" 18515 "ib_$t -R -n $PERF_ITERS -s 65536" \
 			"ib_$t -R -n $PERF_ITERS -s 65536 $a"
-		perf_result "$w: ib_$t -R" "$IWARP_OUT.cli" ;;
+		perf_result "$w: ib_$t -R" "$CM_OUT.cli" ;;
 	rstream)
 		# rsockets over iWARP (sends, as iWARP has no WRITE_WITH_IMM);
 		# -T v: the receiver checks every byte of the 50 x 64 KiB.  Not
@@ -133,7 +85,7 @@ iwarp_tool() {
 		# passed the 6 times it ran alone: a hang not understood yet.
 		cm "$w: rstream -T v" "$s" "$c" 7471 "rstream -b $a -T v -S 65536 -C 50" \
 			"rstream -s $a -T v -S 65536 -C 50"
-		expect_lines "$w: rstream" "$IWARP_OUT.cli" '^custom +64k +50 +1 +6\.2m ' 1 ;;
+		expect_lines "$w: rstream" "$CM_OUT.cli" '^custom +64k +50 +1 +6\.2m ' 1 ;;
 	*) die "iwarp_tool: tool '$t'?" ;;
 	esac
 }
@@ -184,16 +136,6 @@ crc_since() {
 	esac
 }
 
-# kill_tree PID: PID and every process below it (a server started as
-# `in_peer timeout ... &` is three processes down from $!).
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1"); do
-		kill_tree "$c"
-	done
-	kill "$1" 2>/dev/null
-}
-
 # cm_refused NAME SRV_PFX CLI_PFX PORT "SERVER CMD" "CLIENT CMD": as cm,
 # but the connection must be refused: the client must fail, within 60 s
 # (x SOFTRNIC_VM_TIMEOUT_SCALE) and not by that timeout; the server, which
@@ -202,19 +144,19 @@ cm_refused() {
 	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc=0
 	local t=$((60 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
 	log "$name (must be refused)"
-	: >"$IWARP_OUT.cli"
+	: >"$CM_OUT.cli"
 	# shellcheck disable=SC2086
-	$spfx timeout $((2 * t)) $srv >"$IWARP_OUT.srv" 2>&1 &
+	$spfx timeout $((2 * t)) $srv >"$CM_OUT.srv" 2>&1 &
 	spid=$!
 	wait_cm_listen "$spfx" "$port" "$spid" || { _cm_show; die "$name: the server never listened"; }
 	# shellcheck disable=SC2086
-	$cpfx timeout $t $cli >"$IWARP_OUT.cli" 2>&1 || rc=$?
+	$cpfx timeout $t $cli >"$CM_OUT.cli" 2>&1 || rc=$?
 	kill_tree "$spid"
 	wait "$spid" 2>/dev/null
 	case $rc in
 	0) _cm_show; die "$name: connected, but must have been refused" ;;
 	124 | 137) _cm_show; die "$name: the client still ran after $t s, not refused" ;;
 	esac
-	log "    refused: client status $rc: $(grep -v '^$' "$IWARP_OUT.cli" | tail -n 1 | cut -c1-120)"
+	log "    refused: client status $rc: $(grep -v '^$' "$CM_OUT.cli" | tail -n 1 | cut -c1-120)"
 	retry_until 20 eval '! cm_listening "$spfx" "$port"'
 }
