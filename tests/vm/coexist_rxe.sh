@@ -63,7 +63,12 @@ add_rxe() {
 	wait_gid r0 rxe0 "$GID4_0"
 }
 
-# traffic WHAT: at the same time, ib_write_bw for 4 s between rxe0 and
+# Seconds each ib_write_bw runs: under the debug kernel (make
+# check-debug) rxe's first 128 WRITEs of 64 KiB took longer than 4 s,
+# and a run that completes none fails.
+BW_SECONDS=$((4 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+
+# traffic WHAT: at the same time, ib_write_bw for BW_SECONDS between rxe0 and
 # roce1 and between roce2 and roce3 (clients in init_net), and SENDs of
 # ibv_rc_pingpong on both pairs; every run must succeed and move data.
 # (ib_send_bw -D against rxe is left out: it fails now and then under
@@ -80,14 +85,14 @@ traffic() {
 	pp+=($!)
 	for t in ib_write_bw; do
 		port=$((port + 1))
-		in_peer $t -d roce1 -x "$g1" -D 4 -s 65536 -p $port >/tmp/c$port.srv 2>&1 &
+		in_peer $t -d roce1 -x "$g1" -D "$BW_SECONDS" -s 65536 -p $port >/tmp/c$port.srv 2>&1 &
 		wait_listen in_peer $port $! || die "$t server on roce1"
-		$t -d rxe0 -x "$r0" -D 4 -s 65536 -p $port 10.0.0.2 >/tmp/c$port.cli 2>&1 &
+		$t -d rxe0 -x "$r0" -D "$BW_SECONDS" -s 65536 -p $port 10.0.0.2 >/tmp/c$port.cli 2>&1 &
 		pids+=($!) names+=("$t rxe0->roce1 $port")
 		port=$((port + 1))
-		in_peer2 $t -d roce3 -x "$g3" -D 4 -s 65536 -p $port >/tmp/c$port.srv 2>&1 &
+		in_peer2 $t -d roce3 -x "$g3" -D "$BW_SECONDS" -s 65536 -p $port >/tmp/c$port.srv 2>&1 &
 		PEER_NS=$P2 wait_listen in_peer $port $! || die "$t server on roce3"
-		$t -d roce2 -x "$g2" -D 4 -s 65536 -p $port 10.0.1.2 >/tmp/c$port.cli 2>&1 &
+		$t -d roce2 -x "$g2" -D "$BW_SECONDS" -s 65536 -p $port 10.0.1.2 >/tmp/c$port.cli 2>&1 &
 		pids+=($!) names+=("$t roce2->roce3 $port")
 	done
 	for i in 0 1; do
