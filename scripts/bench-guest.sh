@@ -162,14 +162,6 @@ listening() {
 	return 1
 }
 
-# cm_listen_in NETNS PORT: an RDMA CM id listens on PORT in NETNS ("" =
-# init_net).  A perftest -R server has no TCP socket of its own.
-cm_listen_in() {
-	# shellcheck disable=SC2046
-	$(ns_prefix "$1") rdma resource show cm_id 2>/dev/null |
-		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
-}
-
 # wait_listen PID PORT: until the server listens (0) or exits / 20 s (1):
 # its TCP socket, or with PERF_CM its RDMA CM id (in SRV_NS) and the
 # iWARP driver's TCP listener in its namespace.  rdma_cm marks the id
@@ -181,7 +173,7 @@ wait_listen() {
 	local i
 	for ((i = 0; i < 200; i++)); do
 		if [ -n "$PERF_CM" ]; then
-			cm_listen_in "$SRV_NS" "$2" && listening "$1" "$2" && sleep 0.3 && return 0
+			cm_listening "$(ns_prefix "$SRV_NS")" "$2" && listening "$1" "$2" && sleep 0.3 && return 0
 		else
 			listening "$1" "$2" && return 0
 		fi
@@ -377,27 +369,17 @@ ns_prefix() { [ -n "$1" ] && echo "$IP netns exec $1"; }
 # value (or fail/stall/noveth), and for latency RESULT_MIN to t_min; the
 # tool output goes to the log (fd 3).  A run that failed for perftest's
 # sake runs again, up to three times in all (tests/vm/lib.sh,
-# _cm_rerun_why): with PERF_CM its data connection found no listener
+# cm_rerun_why): with PERF_CM its data connection found no listener
 # (Debian 12's perftest connects before its server listens again, and
 # fails instead of retrying), or it could not calibrate its clock.
 RESULT='' RESULT_MIN=''
 perf_run() {
-	local try
+	local try why
 	for try in 1 2 3; do
 		perf_run_once "$@"
-		[ "$RESULT" = fail ] && [ $try -lt 3 ] && perf_rerun_why || return 0
-		echo "=== $3: $(perf_rerun_why); again" >&3
+		[ "$RESULT" = fail ] && [ $try -lt 3 ] && why=$(cm_rerun_why "$WORK/cli") || return 0
+		echo "=== $3: $why; again" >&3
 	done
-}
-
-perf_rerun_why() {
-	if [ -n "$PERF_CM" ] && grep -qE "REJECTED[,;]? error:? (8|-111)\b" "$WORK/cli"; then
-		echo "the data connection found no listener"
-	elif grep -q "^Correlation coefficient r^2" "$WORK/cli"; then
-		echo "perftest could not calibrate its clock"
-	else
-		return 1
-	fi
 }
 
 perf_run_once() {
@@ -786,7 +768,7 @@ st_run() {
 		timeout -k 3 $((SLACK + 30)) cmtime -b "$addr" -p "$PORT" >"$WORK/srv" 2>&1 &
 		spid=$!
 		BG_PIDS+=("$spid")
-		try_until 20 cm_listening "$PORT"
+		try_until 20 cm_listening "" "$PORT"
 		bounded "$SLACK" cmtime -s "$addr" -p "$PORT" -c "$ST_CONNS" >"$WORK/cli" 2>&1
 		rc=$?
 		kill "$spid" 2>/dev/null
@@ -807,10 +789,6 @@ st_run() {
 		echo "=== $impl st:$test run -> $RESULT ($(cpu_split "$c0" "$c1"))"
 		dump "$WORK/cli"
 	} >&3
-}
-
-cm_listening() {
-	rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$1\b"
 }
 
 # st_cell TEST: ST_RUNS pairs of runs, in turns as every cell.

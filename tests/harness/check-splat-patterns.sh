@@ -32,6 +32,7 @@ must=(
 	'refcount_t: underflow; use-after-free.'
 	'kernel BUG at mm/slub.c:379!'
 	'general protection fault, probably for non-canonical address 0xdead'
+	'traps: ib_write_lat[448] general protection fault ip:7f5ca2676472 sp:7ffcfab5e450 error:0 in librdmacm.so.1.3.44.0[7f5ca2670000+15000]'
 	'Kernel panic - not syncing: Fatal exception'
 )
 mustnot=(
