@@ -27,11 +27,11 @@ base_s=$(grep -o '[0-9.]* s,' /tmp/flood-baseline.cli | tr -d ' s,')
 
 slab0=$(sunreclaim) d0=$(drops roce1 in_peer)
 INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
-in_peer "$integ" -d roce1 -p $INTEGRITY_PORT --timeout 240 -n 20000 -m 64K -s 0xf101 \
+in_peer "$integ" -d roce1 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n 20000 -m 64K -s 0xf101 \
 	--info /tmp/flood.info >/tmp/flood.srv 2>&1 &
 spid=$!
 wait_listen in_peer $INTEGRITY_PORT $spid || { cat /tmp/flood.srv; die "server did not start"; }
-"$integ" -d roce0 -p $INTEGRITY_PORT --timeout 240 -n 20000 -m 64K -s 0xf101 10.0.0.2 \
+"$integ" -d roce0 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n 20000 -m 64K -s 0xf101 10.0.0.2 \
 	>/tmp/flood.cli 2>&1 &
 cpid=$!
 try_until 30 test -s /tmp/flood.info || die "the legitimate pair never connected"

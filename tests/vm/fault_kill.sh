@@ -42,12 +42,12 @@ kill_case() {
 	pair_ends "$where"
 	rm -f "/tmp/$name.info"
 	# Far more operations than fit in the time before the kill.
-	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout 120 -n 1000000 -m 256K \
+	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout "$(scaled 120)" -n 1000000 -m 256K \
 		-s 0x7a11 >"/tmp/$name.srv" 2>&1 &
 	spid=$!
 	wait_listen "$spfx" $INTEGRITY_PORT $spid ||
 		{ cat "/tmp/$name.srv"; die "$name: server did not start"; }
-	$cpfx "$integ" -d "$cdev" -p $INTEGRITY_PORT --timeout 120 -n 1000000 -m 256K \
+	$cpfx "$integ" -d "$cdev" -p $INTEGRITY_PORT --timeout "$(scaled 120)" -n 1000000 -m 256K \
 		-s 0x7a11 --info "/tmp/$name.info" $addr >"/tmp/$name.cli" 2>&1 &
 	cpid=$!
 	try_until 30 test -s "/tmp/$name.info" ||

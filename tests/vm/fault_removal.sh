@@ -27,10 +27,10 @@ tool_running() { pgrep -x ib_write_bw >/dev/null; }
 # with their QPs connected (the client's QPs in RTS).
 traffic_start() {
 	PORT=$((PORT + 1))
-	in_peer timeout 90 $BW -d roce1 -x "$g1" -p $PORT >/tmp/rm.srv 2>&1 &
+	in_peer timeout "$(scaled 90)" $BW -d roce1 -x "$g1" -p $PORT >/tmp/rm.srv 2>&1 &
 	spid=$!
 	wait_listen in_peer $PORT $spid || { cat /tmp/rm.srv; die "ib_write_bw server did not start"; }
-	timeout 90 $BW -d roce0 -x "$g0" -p $PORT 10.0.0.2 >/tmp/rm.cli 2>&1 &
+	timeout "$(scaled 90)" $BW -d roce0 -x "$g0" -p $PORT 10.0.0.2 >/tmp/rm.cli 2>&1 &
 	cpid=$!
 	try_until 30 sh -c '[ "$(rdma resource show qp 2>/dev/null | grep ib_write_bw | grep -c RTS)" -ge 64 ]' ||
 		{ cat /tmp/rm.srv /tmp/rm.cli; die "64 QPs never reached RTS"; }

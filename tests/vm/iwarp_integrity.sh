@@ -81,12 +81,12 @@ iw() {
 	shift 8
 	PORT=$((PORT + 2))
 	# shellcheck disable=SC2086
-	$spfx "$integ" --cm -d "$sdev" --bind "$addr" -p $PORT --timeout 60 $sargs "$@" \
+	$spfx "$integ" --cm -d "$sdev" --bind "$addr" -p $PORT --timeout "$(scaled 60)" $sargs "$@" \
 		>"/tmp/$name.srv" 2>&1 &
 	spid=$!
 	wait_listen "$spfx" $PORT $spid || { cat "/tmp/$name.srv"; die "$name: server did not start"; }
 	# shellcheck disable=SC2086
-	$cpfx "$integ" --cm -d "$cdev" -p $PORT --timeout 60 $cargs "$@" "$addr" \
+	$cpfx "$integ" --cm -d "$cdev" -p $PORT --timeout "$(scaled 60)" $cargs "$@" "$addr" \
 		>"/tmp/$name.cli" 2>&1 || rc=$?
 	wait $spid || { [ $rc = 0 ] && rc=100; }
 	[ $rc = 0 ] || { integrity_show "$name"; die "$name: status $rc (100: the server failed)"; }

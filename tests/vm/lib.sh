@@ -65,6 +65,11 @@ assert_eq() {
 	[ "$1" = "$2" ] || die "${3:-value}: expected '$2', got '$1'"
 }
 
+# scaled SECONDS: SECONDS times SOFTRNIC_VM_TIMEOUT_SCALE, for the time
+# limit a test gives a tool (timeout(1), a tool's --timeout): under the
+# debug kernel (scale 3) everything takes longer, the tool's work too.
+scaled() { echo $(($1 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1})); }
+
 # try_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds
 # (status 0) or SECONDS (may be fractional) times SOFTRNIC_VM_TIMEOUT_SCALE
 # (run-suite's, e.g. 3 under the debug kernel) have passed (status 1).

@@ -152,11 +152,11 @@ start_pair() {
 	local name=$1 ops=$2 port=$((18600 + ${#pids[@]}))
 	shift 2
 	rm -f "/tmp/go.$name" "/tmp/info.$name"
-	in_peer "$integ" -d roce1 -p "$port" --timeout 60 --pause "/tmp/go.$name" \
+	in_peer "$integ" -d roce1 -p "$port" --timeout "$(scaled 60)" --pause "/tmp/go.$name" \
 		--info "/tmp/info.$name" "$@" >"/tmp/srv.$name" 2>&1 &
 	pids+=($!)
 	wait_listen in_peer "$port" "$!" || { cat "/tmp/srv.$name"; die "$name: server did not start"; }
-	"$integ" -d roce0 -p "$port" --timeout 60 --pause "/tmp/go.$name" -n "$ops" "$@" 10.0.0.2 \
+	"$integ" -d roce0 -p "$port" --timeout "$(scaled 60)" --pause "/tmp/go.$name" -n "$ops" "$@" 10.0.0.2 \
 		>"/tmp/cli.$name" 2>&1 &
 	pids+=($!)
 	retry_until 30 test -s "/tmp/info.$name"

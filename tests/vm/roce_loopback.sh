@@ -87,10 +87,10 @@ for pairing in "roce0 roce0" "roce0 roce1"; do
 	# data integrity: every opcode, 1 B .. 1 MiB, over IPv4 and IPv6
 	for v in "" -6; do
 		port=$((${port:-18700} + 1))
-		"$integ" -d "$sdev" -p $port --timeout 60 $v -n 300 -m 1M -s $port >/tmp/integ.srv 2>&1 &
+		"$integ" -d "$sdev" -p $port --timeout "$(scaled 60)" $v -n 300 -m 1M -s $port >/tmp/integ.srv 2>&1 &
 		spid=$!
 		wait_listen "" $port $spid || { cat /tmp/integ.srv; die "integrity server did not start"; }
-		if "$integ" -d "$cdev" -p $port --timeout 60 $v -n 300 -m 1M -s $port 127.0.0.1 >/tmp/integ.cli 2>&1 &&
+		if "$integ" -d "$cdev" -p $port --timeout "$(scaled 60)" $v -n 300 -m 1M -s $port 127.0.0.1 >/tmp/integ.cli 2>&1 &&
 			wait $spid; then
 			log "integrity $sdev<-$cdev ${v:-v4}: $(tail -n 1 /tmp/integ.cli)"
 		else
@@ -125,7 +125,7 @@ tx0=$(counter roce0 tx_packets)
 ib_write_bw -d roce1 -x "$v6_1" -D 60 -s 65536 >/tmp/gone.srv 2>&1 &
 spid=$!
 wait_listen "" 18515 $spid || { cat /tmp/gone.srv; die "ib_write_bw server did not start"; }
-timeout 120 ib_write_bw -d roce0 -x "$v6_0" -D 60 -s 65536 127.0.0.1 >/tmp/gone.cli 2>&1 &
+timeout "$(scaled 120)" ib_write_bw -d roce0 -x "$v6_0" -D 60 -s 65536 127.0.0.1 >/tmp/gone.cli 2>&1 &
 cpid=$!
 busy() { [ $(($(counter roce0 tx_packets) - tx0)) -gt 5000 ]; }
 retry_until 30 busy

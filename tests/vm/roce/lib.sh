@@ -91,9 +91,11 @@ wait_listen() {
 
 # pair_run SRV_PREFIX CLI_PREFIX TIMEOUT "SERVER CMD" "CLIENT CMD": the
 # server under SRV_PREFIX ("" or in_peer), the client under CLI_PREFIX
-# once the server listens on ${PORT:-18515}; both must succeed.
+# once the server listens on ${PORT:-18515}; both must succeed, each
+# within TIMEOUT (seconds, scaled).
 pair_run() {
-	local spfx=$1 cpfx=$2 t=$3 srv=$4 cli=$5 spid rc=0 log
+	local spfx=$1 cpfx=$2 t srv=$4 cli=$5 spid rc=0 log
+	t=$(scaled "$3")
 	log=$(mktemp)
 	# shellcheck disable=SC2086
 	$spfx timeout "$t" $srv >"$log" 2>&1 &
@@ -152,13 +154,13 @@ integrity_pair() {
 	shift 4
 	INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
 	pair_ends "$where"
-	# 60 s: a normal pair takes a few seconds; a stalled one must fail
-	# (with its diagnostics) well inside the test's timeout
-	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout 60 "$@" >"/tmp/$name.srv" 2>&1 &
+	# 60 s (scaled): a normal pair takes a few seconds; a stalled one
+	# must fail (with its diagnostics) well inside the test's timeout
+	$spfx "$integ" -d "$sdev" -p $INTEGRITY_PORT --timeout "$(scaled 60)" "$@" >"/tmp/$name.srv" 2>&1 &
 	spid=$!
 	wait_listen "$spfx" $INTEGRITY_PORT $spid ||
 		{ cat "/tmp/$name.srv"; die "$name: server did not start"; }
-	$cpfx "$integ" -d "$cdev" -p $INTEGRITY_PORT --timeout 60 "$@" $addr >"/tmp/$name.cli" 2>&1 || rc=$?
+	$cpfx "$integ" -d "$cdev" -p $INTEGRITY_PORT --timeout "$(scaled 60)" "$@" $addr >"/tmp/$name.cli" 2>&1 || rc=$?
 	wait $spid || { [ $rc = 0 ] && rc=100; }
 	return $rc
 }
