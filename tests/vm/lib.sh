@@ -434,10 +434,11 @@ cm_listening() {
 		grep -q "state LISTEN .*src-addr [^ ]*:$2\b"
 }
 
-# wait_cm_listen PREFIX PORT PID: until cm_listening, or PID is gone.
+# wait_cm_listen PREFIX PORT PID: until cm_listening, or PID is gone; at
+# most 300 looks (scaled).
 wait_cm_listen() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 300 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}; i++)); do
 		cm_listening "$1" "$2" && return 0
 		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.1

@@ -44,10 +44,10 @@ gid_integrity() {
 	local name=$1 sdev=$2 sgid=$3 cdev=$4 cgid=$5 spid rc=0
 	shift 5
 	port=$((port + 1))
-	in_peer "$integ" -d "$sdev" -g "$sgid" -p $port --timeout 90 "$@" >"/tmp/$name.srv" 2>&1 &
+	in_peer "$integ" -d "$sdev" -g "$sgid" -p $port --timeout "$(scaled 90)" "$@" >"/tmp/$name.srv" 2>&1 &
 	spid=$!
 	wait_listen in_peer $port $spid || { cat "/tmp/$name.srv"; die "$name: no server"; }
-	"$integ" -d "$cdev" -g "$cgid" -p $port --timeout 90 "$@" 10.0.10.2 >"/tmp/$name.cli" 2>&1 ||
+	"$integ" -d "$cdev" -g "$cgid" -p $port --timeout "$(scaled 90)" "$@" 10.0.10.2 >"/tmp/$name.cli" 2>&1 ||
 		rc=$?
 	wait $spid || { [ $rc = 0 ] && rc=100; }
 	if [ $rc != 0 ]; then

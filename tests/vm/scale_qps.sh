@@ -34,10 +34,10 @@ scale_pair() {
 	local name=$1 spfx cpfx addr spid rc=0 t0=$SECONDS
 	pair_ends "$2"
 	PORT=$((PORT + 1))
-	$spfx "$scale" -d "$3" -p $PORT -q "$NQP" --timeout 200 >"/tmp/$name.srv" 2>&1 &
+	$spfx "$scale" -d "$3" -p $PORT -q "$NQP" --timeout "$(scaled 200)" >"/tmp/$name.srv" 2>&1 &
 	spid=$!
 	wait_listen "$spfx" $PORT $spid || { cat "/tmp/$name.srv"; die "$name: server did not start"; }
-	$cpfx "$scale" -d "$4" -p $PORT -q "$NQP" --timeout 200 "$addr" >"/tmp/$name.cli" 2>&1 || rc=$?
+	$cpfx "$scale" -d "$4" -p $PORT -q "$NQP" --timeout "$(scaled 200)" "$addr" >"/tmp/$name.cli" 2>&1 || rc=$?
 	wait $spid || { [ $rc = 0 ] && rc=100; }
 	sed 's/^/    server: /' "/tmp/$name.srv"
 	sed 's/^/    client: /' "/tmp/$name.cli"
