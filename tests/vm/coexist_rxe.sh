@@ -66,7 +66,7 @@ add_rxe() {
 # Seconds each ib_write_bw runs: under the debug kernel (make
 # check-debug) rxe's first 128 WRITEs of 64 KiB took longer than 4 s,
 # and a run that completes none fails.
-BW_SECONDS=$((4 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+BW_SECONDS=$(scaled 4)
 
 # traffic WHAT: at the same time, ib_write_bw for BW_SECONDS between rxe0 and
 # roce1 and between roce2 and roce3 (clients in init_net), and SENDs of

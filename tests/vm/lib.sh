@@ -437,8 +437,9 @@ cm_listening() {
 # wait_cm_listen PREFIX PORT PID: until cm_listening, or PID is gone; at
 # most 300 looks (scaled).
 wait_cm_listen() {
-	local i
-	for ((i = 0; i < 300 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}; i++)); do
+	local i n
+	n=$(scaled 300)
+	for ((i = 0; i < n; i++)); do
 		cm_listening "$1" "$2" && return 0
 		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.1
@@ -506,7 +507,8 @@ cm_rerun_why() {
 # (cm_rerun_why), runs again with a new server, up to three times in all.
 cm() {
 	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc try why
-	local t=$((120 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+	local t
+	t=$(scaled 120)
 	log "$name"
 	for try in 1 2 3; do
 		rc=0

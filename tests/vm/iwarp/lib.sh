@@ -142,7 +142,8 @@ crc_since() {
 # may go on waiting for a connection, is then stopped.
 cm_refused() {
 	local name=$1 spfx=$2 cpfx=$3 port=$4 srv=$5 cli=$6 spid rc=0
-	local t=$((60 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+	local t
+	t=$(scaled 60)
 	log "$name (must be refused)"
 	: >"$CM_OUT.cli"
 	# shellcheck disable=SC2086

@@ -78,9 +78,10 @@ counter() {
 # namespace PREFIX runs in ("" or in_peer), or process PID is gone; at
 # most 600 looks (scaled).
 wait_listen() {
-	local pfx=$1 port=$2 pid=$3 hex i
+	local pfx=$1 port=$2 pid=$3 hex i n
 	printf -v hex ':%04X ' "$port"
-	for ((i = 0; i < 600 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}; i++)); do
+	n=$(scaled 600)
+	for ((i = 0; i < n; i++)); do
 		$pfx cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
 			awk -v p="$hex" 'index($2 " ", p) && $4 == "0A" { f = 1 } END { exit !f }' &&
 			return 0
