@@ -12,6 +12,7 @@
 
 have_softrnic || skip "softrnic.ko not built"
 integrity_setup
+ops=$(descaled 20000)
 userspace_prog inject softrnic-inject
 roce_pair_up
 
@@ -22,16 +23,16 @@ drops() { # DEV PREFIX: the sum of the device's rx_drop_* counters
 sunreclaim() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 
 # Baseline: the same transfer without a flood.
-integrity flood-baseline peer roce1 roce0 -n 20000 -m 64K -s 0xf100
+integrity flood-baseline peer roce1 roce0 -n $ops -m 64K -s 0xf100
 base_s=$(grep -o '[0-9.]* s,' /tmp/flood-baseline.cli | tr -d ' s,')
 
 slab0=$(sunreclaim) d0=$(drops roce1 in_peer)
 INTEGRITY_PORT=$((INTEGRITY_PORT + 1))
-in_peer "$integ" -d roce1 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n 20000 -m 64K -s 0xf101 \
+in_peer "$integ" -d roce1 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n $ops -m 64K -s 0xf101 \
 	--info /tmp/flood.info >/tmp/flood.srv 2>&1 &
 spid=$!
 wait_listen in_peer $INTEGRITY_PORT $spid || { cat /tmp/flood.srv; die "server did not start"; }
-"$integ" -d roce0 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n 20000 -m 64K -s 0xf101 10.0.0.2 \
+"$integ" -d roce0 -p $INTEGRITY_PORT --timeout "$(scaled 240)" -n $ops -m 64K -s 0xf101 10.0.0.2 \
 	>/tmp/flood.cli 2>&1 &
 cpid=$!
 try_until 30 test -s /tmp/flood.info || die "the legitimate pair never connected"

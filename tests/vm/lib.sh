@@ -70,6 +70,15 @@ assert_eq() {
 # debug kernel (scale 3) everything takes longer, the tool's work too.
 scaled() { echo $(($1 * ${SOFTRNIC_VM_TIMEOUT_SCALE:-1})); }
 
+# descaled COUNT: COUNT divided by SOFTRNIC_VM_TIMEOUT_SCALE (at least 1),
+# for the amount of data a data-heavy test moves: the debug kernel moves
+# data 5-10 times slower, more than scaled time limits allow, and a smaller
+# transfer runs the same code paths.
+descaled() {
+	local n=$(($1 / ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+	echo $((n > 0 ? n : 1))
+}
+
 # try_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds
 # (status 0) or SECONDS (may be fractional) times SOFTRNIC_VM_TIMEOUT_SCALE
 # (run-suite's, e.g. 3 under the debug kernel) have passed (status 1).

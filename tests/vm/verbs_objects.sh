@@ -30,7 +30,7 @@ retry_until 20 sh -c "grep -qs 0000:ffff:0a00:0001 /sys/class/infiniband/roce0/p
 # 10000 cycles take ~22 s per device under Debian's kernel and ~40 times
 # that under the debug kernel (scale 3), whose checkers look at every
 # object's life: a third of them keeps it inside its scaled timeout.
-cycles=$((10000 / ${SOFTRNIC_VM_TIMEOUT_SCALE:-1}))
+cycles=$(descaled 10000)
 for dev in roce0 iw0; do
 	"$prog" cycles "$dev" $cycles || die "$dev: create/destroy cycles"
 done
