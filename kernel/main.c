@@ -30,12 +30,18 @@ static int __init softrnic_init(void)
 	err = softrnic_netdev_init();
 	if (err)
 		return err;
+	err = softrnic_dp_work_init();
+	if (err) {
+		softrnic_netdev_exit();
+		return err;
+	}
 	for (i = 0; i < ARRAY_SIZE(softrnic_wires); i++) {
 		if (!softrnic_wires[i]->init)
 			continue;
 		err = softrnic_wires[i]->init();
 		if (err) {
 			softrnic_wires_exit(i);
+			softrnic_dp_work_exit();
 			softrnic_netdev_exit();
 			return err;
 		}
@@ -54,6 +60,7 @@ static void __exit softrnic_exit(void)
 		rdma_link_unregister(softrnic_wires[i]->link_ops);
 	ib_unregister_driver(SOFTRNIC_DRIVER_ID);
 	softrnic_wires_exit(ARRAY_SIZE(softrnic_wires));
+	softrnic_dp_work_exit();
 	softrnic_netdev_exit();
 }
 

@@ -274,14 +274,31 @@ enum softrnic_copy_dir {
 };
 
 /*
+ * What a walk calls on each kernel-mapped chunk of memory, in order: the
+ * per-chunk hook of the one copy (skb_copy_bits() straight into the MR,
+ * a copy that folds a CRC in, ...).  Non-zero ends the walk.
+ */
+typedef int (*softrnic_chunk_fn)(void *kaddr, size_t len, void *ctx);
+
+/*
  * Walk [iova, iova + len) of a referenced MR as kernel-mapped chunks
- * (never crossing a page), calling @fn on each: the one-copy primitive
- * (skb_copy_bits() straight into the MR, checksumming copies, ...).
- * @write says whether @fn will write.  Returns 0, @fn's first non-zero
- * return, or -ERANGE/-EACCES.
+ * (never crossing a page), calling @fn on each.  @write says whether @fn
+ * will write.  Returns 0, @fn's first non-zero return, or -ERANGE/-EACCES.
  */
 int softrnic_mr_walk(struct softrnic_mr *mr, u64 iova, u64 len, bool write,
-		     int (*fn)(void *kaddr, size_t len, void *ctx), void *ctx);
+		     softrnic_chunk_fn fn, void *ctx);
+
+/*
+ * Walk the byte range [@offset, @offset + @len) of the message an SGE list
+ * (lkeys of @pd) describes, as softrnic_mr_walk() does for one MR: looks
+ * up, checks (LOCAL_WRITE if @write) and releases each MR in turn.
+ * -ERANGE if the SGEs are shorter than @offset + @len, else as
+ * softrnic_mr_get() and softrnic_mr_walk().
+ */
+int softrnic_sges_walk(struct softrnic_dev *sdev, struct softrnic_pd *pd,
+		       const struct softrnic_sge *sge, u32 num_sge,
+		       u64 offset, u64 len, bool write, softrnic_chunk_fn fn,
+		       void *ctx);
 
 /* Copy between a kernel buffer and a referenced MR.  Returns 0 or -errno. */
 int softrnic_mr_copy(struct softrnic_mr *mr, u64 iova, void *buf, u64 len,
@@ -297,6 +314,17 @@ int softrnic_copy_sges(struct softrnic_dev *sdev, struct softrnic_pd *pd,
 		       const struct softrnic_sge *sge, u32 num_sge,
 		       u64 offset, void *buf, u64 len,
 		       enum softrnic_copy_dir dir);
+
+/*
+ * Receive placement (place.c): the one copy of received payload, bytes
+ * [@off, @off + @len) of @skb straight into memory.
+ */
+int softrnic_skb_to_mr(struct softrnic_mr *mr, u64 iova,
+		       const struct sk_buff *skb, u32 off, u32 len);
+/* Into the message an SGE list of @qp's PD describes, at byte @msg_off. */
+int softrnic_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
+			 u32 off, u32 len, const struct softrnic_sge *sge,
+			 u32 num_sge, u64 msg_off);
 
 enum softrnic_atomic_op {
 	SOFTRNIC_ATOMIC_CMP_SWP,	/* *p == compare_add ? *p = swap */

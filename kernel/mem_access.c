@@ -62,13 +62,38 @@ struct softrnic_mr *softrnic_rkey_get(const struct ib_qp *qp, u32 rkey,
 				    length, true);
 }
 
-int softrnic_copy_sges(struct softrnic_dev *sdev, struct softrnic_pd *pd,
-		       const struct softrnic_sge *sge, u32 num_sge,
-		       u64 offset, void *buf, u64 len,
-		       enum softrnic_copy_dir dir)
+struct softrnic_copy_ctx {
+	u8 *buf;
+	enum softrnic_copy_dir dir;
+};
+
+static int softrnic_copy_chunk(void *kaddr, size_t len, void *ctx)
 {
-	int access = dir == SOFTRNIC_COPY_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
-	u8 *p = buf;
+	struct softrnic_copy_ctx *c = ctx;
+
+	if (c->dir == SOFTRNIC_COPY_TO_MR)
+		memcpy(kaddr, c->buf, len);
+	else
+		memcpy(c->buf, kaddr, len);
+	c->buf += len;
+	return 0;
+}
+
+int softrnic_mr_copy(struct softrnic_mr *mr, u64 iova, void *buf, u64 len,
+		     enum softrnic_copy_dir dir)
+{
+	struct softrnic_copy_ctx c = { .buf = buf, .dir = dir };
+
+	return softrnic_mr_walk(mr, iova, len, dir == SOFTRNIC_COPY_TO_MR,
+				softrnic_copy_chunk, &c);
+}
+
+int softrnic_sges_walk(struct softrnic_dev *sdev, struct softrnic_pd *pd,
+		       const struct softrnic_sge *sge, u32 num_sge,
+		       u64 offset, u64 len, bool write, softrnic_chunk_fn fn,
+		       void *ctx)
+{
+	int access = write ? IB_ACCESS_LOCAL_WRITE : 0;
 	u32 i;
 
 	for (i = 0; i < num_sge && len; i++) {
@@ -88,15 +113,26 @@ int softrnic_copy_sges(struct softrnic_dev *sdev, struct softrnic_pd *pd,
 				     addr + offset, chunk, false);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
-		err = softrnic_mr_copy(mr, addr + offset, p, chunk, dir);
+		err = softrnic_mr_walk(mr, addr + offset, chunk, write, fn, ctx);
 		softrnic_mr_put(mr);
 		if (err)
 			return err;
-		p += chunk;
 		len -= chunk;
 		offset = 0;
 	}
 	return len ? -ERANGE : 0;
+}
+
+int softrnic_copy_sges(struct softrnic_dev *sdev, struct softrnic_pd *pd,
+		       const struct softrnic_sge *sge, u32 num_sge,
+		       u64 offset, void *buf, u64 len,
+		       enum softrnic_copy_dir dir)
+{
+	struct softrnic_copy_ctx c = { .buf = buf, .dir = dir };
+
+	return softrnic_sges_walk(sdev, pd, sge, num_sge, offset, len,
+				  dir == SOFTRNIC_COPY_TO_MR,
+				  softrnic_copy_chunk, &c);
 }
 
 static int softrnic_key_invalidate(struct softrnic_dev *sdev,

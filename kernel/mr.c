@@ -584,7 +584,7 @@ static bool softrnic_kva_ok(unsigned long addr)
 static int softrnic_walk_user(struct softrnic_mr *mr,
 			      const struct softrnic_mr_view *v, u64 iova,
 			      u64 len, bool write,
-			      int (*fn)(void *, size_t, void *), void *ctx)
+			      softrnic_chunk_fn fn, void *ctx)
 {
 	u64 off = sr_region_offset(v->iova, mr->pin.fbo, iova);
 	int ret = 0;
@@ -614,7 +614,7 @@ static int softrnic_walk_user(struct softrnic_mr *mr,
 
 static int softrnic_walk_kva(const struct softrnic_mr_view *v, bool dma,
 			     u64 iova, u64 len,
-			     int (*fn)(void *, size_t, void *), void *ctx)
+			     softrnic_chunk_fn fn, void *ctx)
 {
 	u64 off = dma ? 0 : sr_region_offset(v->iova, v->fbo, iova);
 	int ret;
@@ -650,7 +650,7 @@ static int softrnic_walk_kva(const struct softrnic_mr_view *v, bool dma,
 }
 
 int softrnic_mr_walk(struct softrnic_mr *mr, u64 iova, u64 len, bool write,
-		     int (*fn)(void *kaddr, size_t len, void *ctx), void *ctx)
+		     softrnic_chunk_fn fn, void *ctx)
 {
 	struct softrnic_mr_view v;
 
@@ -672,32 +672,6 @@ int softrnic_mr_walk(struct softrnic_mr *mr, u64 iova, u64 len, bool write,
 		return softrnic_walk_kva(&v, false, iova, len, fn, ctx);
 	}
 	return -EINVAL;
-}
-
-struct softrnic_copy_ctx {
-	u8 *buf;
-	enum softrnic_copy_dir dir;
-};
-
-static int softrnic_copy_chunk(void *kaddr, size_t len, void *ctx)
-{
-	struct softrnic_copy_ctx *c = ctx;
-
-	if (c->dir == SOFTRNIC_COPY_TO_MR)
-		memcpy(kaddr, c->buf, len);
-	else
-		memcpy(c->buf, kaddr, len);
-	c->buf += len;
-	return 0;
-}
-
-int softrnic_mr_copy(struct softrnic_mr *mr, u64 iova, void *buf, u64 len,
-		     enum softrnic_copy_dir dir)
-{
-	struct softrnic_copy_ctx c = { .buf = buf, .dir = dir };
-
-	return softrnic_mr_walk(mr, iova, len, dir == SOFTRNIC_COPY_TO_MR,
-				softrnic_copy_chunk, &c);
 }
 
 struct softrnic_atomic_ctx {

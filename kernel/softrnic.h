@@ -256,6 +256,15 @@ void softrnic_dev_remove_all_on(struct net_device *netdev);
 void softrnic_dev_for_each_on(struct net_device *netdev,
 			      void (*fn)(struct softrnic_dev *sdev));
 
+/* dp_work.c */
+int softrnic_dp_work_init(void);
+void softrnic_dp_work_exit(void);
+/*
+ * Queue a QP's data-path work item on @cpu, or on this CPU if @cpu is -1
+ * or offline.  Any context.
+ */
+void softrnic_dp_queue_work(int cpu, struct work_struct *work);
+
 /* netdev.c */
 enum ib_port_state softrnic_netdev_port_state(struct net_device *netdev);
 int softrnic_netdev_init(void);

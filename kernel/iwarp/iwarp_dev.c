@@ -87,21 +87,13 @@ MODULE_ALIAS_RDMA_LINK("iwarp");
 
 static int iwarp_wire_init(void)
 {
-	int err = iwarp_dp_wq_init();
-
-	if (err)
-		return err;
-	err = iwarp_cm_init();
-	if (err)
-		iwarp_dp_wq_exit();
-	return err;
+	return iwarp_cm_init();
 }
 
-/* Every device is gone: the CM's endpoints end, then the data path's queue. */
+/* Every device is gone: the CM's endpoints end. */
 static void iwarp_wire_exit(void)
 {
 	iwarp_cm_exit();
-	iwarp_dp_wq_exit();
 }
 
 const struct softrnic_wire softrnic_iwarp_wire = {

@@ -17,32 +17,6 @@
 
 #include "iwarp.h"
 
-/*
- * The receive and transmit work items run on a bound, high-priority
- * queue, on the CPU that queued them (as RoCE's receive): a socket
- * callback's work then runs next on that CPU instead of waiting for an
- * unbound kworker behind busy-polling processes, which doubled small
- * messages' latency.  Reclaim: storage ULPs send and receive through it.
- */
-static struct workqueue_struct *iwarp_dp_wq;
-
-int iwarp_dp_wq_init(void)
-{
-	iwarp_dp_wq = alloc_workqueue("softrnic_iw", WQ_HIGHPRI |
-				      WQ_MEM_RECLAIM, 0);
-	return iwarp_dp_wq ? 0 : -ENOMEM;
-}
-
-void iwarp_dp_wq_exit(void)
-{
-	destroy_workqueue(iwarp_dp_wq);
-}
-
-void iwarp_dp_queue(struct work_struct *work)
-{
-	queue_work(iwarp_dp_wq, work);
-}
-
 #define IWARP_TXBUF_SIZE	(MPA_LEN_FIELD + MPA_MAX_ULPDU + 3 + \
 				 IW_CRC32C_LEN)
 
@@ -84,7 +58,7 @@ static void iwarp_sk_write_space(struct sock *sk)
 	/* as sk_stream_write_space: only once there is room again */
 	if (iwqp && sk_stream_is_writeable(sk)) {
 		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		iwarp_dp_queue(&iwqp->dp.tx_work);
+		softrnic_dp_queue_work(-1, &iwqp->dp.tx_work);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -97,7 +71,7 @@ static void iwarp_sk_state_change(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	iwqp = iwarp_sk_qp(sk, iwarp_sk_state_change);
 	if (iwqp)
-		iwarp_dp_queue(&iwqp->dp.rx_work);
+		softrnic_dp_queue_work(-1, &iwqp->dp.rx_work);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -209,7 +183,7 @@ int iwarp_dp_attach(struct iwarp_qp *iwqp, struct socket *sock,
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	/* What arrived behind the MPA frame, and the RTR. */
-	iwarp_dp_queue(&dp->rx_work);
+	softrnic_dp_queue_work(-1, &dp->rx_work);
 	if (dp->tx_rtr)
 		iwarp_tx_schedule(iwqp);
 	return 0;

@@ -246,9 +246,6 @@ enum iwarp_cnt {
 extern const struct rdma_stat_desc iwarp_stat_descs[IWARP_CNT_NR];
 
 /* Internal to the data path (iwarp_dp.c, iwarp_tx.c, iwarp_rx.c). */
-int iwarp_dp_wq_init(void);
-void iwarp_dp_wq_exit(void);
-void iwarp_dp_queue(struct work_struct *work);
 void iwarp_tx_work(struct work_struct *work);
 bool iwarp_sq_unstall(struct iwarp_dp *dp);
 void iwarp_rx_work(struct work_struct *work);

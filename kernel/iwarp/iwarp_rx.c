@@ -790,7 +790,7 @@ void iwarp_rx_work(struct work_struct *work)
 	release_sock(sk);
 
 	if (more)
-		iwarp_dp_queue(&dp->rx_work);
+		softrnic_dp_queue_work(-1, &dp->rx_work);
 	else
 		iwarp_rx_eof(iwqp, eof);
 }
@@ -812,5 +812,5 @@ void iwarp_rx_data_ready(struct iwarp_qp *iwqp, struct sock *sk)
 
 	if (sock_owned_by_user_nocheck(sk) ||
 	    iwarp_rx_read(iwqp, sk, IWARP_RX_INLINE_BUDGET, &eof) || eof)
-		iwarp_dp_queue(&iwqp->dp.rx_work);
+		softrnic_dp_queue_work(-1, &iwqp->dp.rx_work);
 }

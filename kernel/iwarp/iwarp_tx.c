@@ -39,7 +39,7 @@ bool iwarp_sq_unstall(struct iwarp_dp *dp)
 void iwarp_tx_schedule(struct iwarp_qp *iwqp)
 {
 	if (!test_bit(IWARP_DP_STOP, &iwqp->dp.flags))
-		iwarp_dp_queue(&iwqp->dp.tx_work);
+		softrnic_dp_queue_work(-1, &iwqp->dp.tx_work);
 }
 
 void iwarp_tx_work(struct work_struct *work)

@@ -198,12 +198,6 @@ void *roce_batch_add(struct softrnic_qp *qp, struct roce_batch *b,
 void roce_batch_trim(struct roce_batch *b);
 void roce_batch_next(struct softrnic_qp *qp, struct roce_batch *b);
 void roce_batch_xmit(struct softrnic_qp *qp, struct roce_batch *b);
-/* Received: copy [off, off + len) of @skb into an SGE list. */
-int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
-		     u32 off, u32 len, const struct softrnic_sge *sge,
-		     u32 num_sge, u64 msg_off);
-int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
-		   const struct sk_buff *skb, u32 off, u32 len);
 
 /* ------------------------------------------------------------------ */
 /* Requester (roce_req.c) */
@@ -411,7 +405,6 @@ int roce_qp_init(struct softrnic_qp *qp);
 void roce_qp_fini(struct softrnic_qp *qp);
 void roce_qp_modify(struct softrnic_qp *qp, int mask, enum ib_qp_state cur);
 int roce_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe);
-void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work);
 
 /* roce_net.c */
 void roce_rcv_steered(struct softrnic_qp *qp, struct sk_buff *skb);
@@ -444,15 +437,12 @@ bool roce_loop_drain_begin(bool outer);
 void roce_loop_drain(void);
 
 /* roce_steer.c */
-int roce_steer_init(void);
-void roce_steer_exit(void);
 void roce_steer_qp_init(struct roce_qp *rqp);
 void roce_steer_qp_fini(struct roce_qp *rqp);
 void roce_steer_purge(struct roce_qp *rqp);
 bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb,
 		const struct roce_pkt *pkt);
 void roce_steer_work(struct work_struct *work);
-void roce_steer_queue_work(int cpu, struct work_struct *work);
 
 /* roce_req.c */
 void roce_req_init(struct roce_qp *rqp);

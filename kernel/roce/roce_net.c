@@ -465,72 +465,6 @@ static unsigned int roce_nf_in(void *priv, struct sk_buff *skb,
 }
 
 /* ------------------------------------------------------------------ */
-/* Copying between skbs and memory */
-
-struct roce_skb_pos {
-	const struct sk_buff *skb;
-	u32 off;
-};
-
-static int roce_skb_chunk(void *kaddr, size_t len, void *ctx)
-{
-	struct roce_skb_pos *pos = ctx;
-	int err;
-
-	err = skb_copy_bits(pos->skb, pos->off, kaddr, len);
-	pos->off += len;
-	return err;
-}
-
-/* The one copy of received payload: skb straight into the MR's pages. */
-int roce_skb_to_mr(struct softrnic_mr *mr, u64 iova,
-		   const struct sk_buff *skb, u32 off, u32 len)
-{
-	struct roce_skb_pos pos = { .skb = skb, .off = off };
-
-	return softrnic_mr_walk(mr, iova, len, true, roce_skb_chunk, &pos);
-}
-
-/*
- * Place @len bytes at @off of @skb at byte @msg_off of the message an SGE
- * list describes.  -ERANGE if the SGEs are too short, or a lookup error
- * of an lkey (kernel/mem.h).
- */
-int roce_skb_to_sges(struct softrnic_qp *qp, const struct sk_buff *skb,
-		     u32 off, u32 len, const struct softrnic_sge *sge,
-		     u32 num_sge, u64 msg_off)
-{
-	struct softrnic_pd *pd = to_spd(qp->ibqp.pd);
-	struct softrnic_mr *mr;
-	u32 i, n;
-	int err;
-
-	for (i = 0; i < num_sge && len; i++) {
-		if (msg_off >= sge[i].length) {
-			msg_off -= sge[i].length;
-			continue;
-		}
-		/* An SGE that wraps could alias a valid address. */
-		if (sge[i].length > U64_MAX - sge[i].addr)
-			return -ERANGE;
-		n = min_t(u64, len, sge[i].length - msg_off);
-		mr = softrnic_mr_get(qp->sdev, sge[i].lkey, pd,
-				     IB_ACCESS_LOCAL_WRITE,
-				     sge[i].addr + msg_off, n, false);
-		if (IS_ERR(mr))
-			return PTR_ERR(mr);
-		err = roce_skb_to_mr(mr, sge[i].addr + msg_off, skb, off, n);
-		softrnic_mr_put(mr);
-		if (err)
-			return err;
-		off += n;
-		len -= n;
-		msg_off = 0;
-	}
-	return len ? -ERANGE : 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Transmit */
 
 /* Bytes from the BTH to the ICRC of @pkt as sent, or 0 if it cannot be. */
@@ -1194,15 +1128,10 @@ int roce_net_init(void)
 {
 	int err;
 
-	err = roce_steer_init();
-	if (err)
-		return err;
 	roce_loop_init();
 	err = register_pernet_subsys(&roce_net_ops);
-	if (err) {
+	if (err)
 		roce_loop_exit();
-		roce_steer_exit();
-	}
 	return err;
 }
 
@@ -1210,5 +1139,4 @@ void roce_net_exit(void)
 {
 	unregister_pernet_subsys(&roce_net_ops);
 	roce_loop_exit();
-	roce_steer_exit();
 }

@@ -20,13 +20,6 @@
 
 #include "roce.h"
 
-/* Queue one of the QP's transport work items on the device's queue. */
-void roce_qp_kick_work(struct softrnic_qp *qp, struct work_struct *work)
-{
-	if (!READ_ONCE(roce_qp(qp)->dying))
-		queue_work(softrnic_queue_wq(qp->sdev), work);
-}
-
 /*
  * Where packets from source GID @sgid to @dgid go: the addresses, the
  * egress netdev and the IP header fields.  false if the pair is not one

@@ -68,8 +68,8 @@ void roce_req_init(struct roce_qp *rqp)
 void roce_req_kick(struct roce_qp *rqp)
 {
 	if (!READ_ONCE(rqp->dying))
-		roce_steer_queue_work(READ_ONCE(rqp->req.tx_cpu),
-				      &rqp->req.work);
+		softrnic_dp_queue_work(READ_ONCE(rqp->req.tx_cpu),
+				       &rqp->req.work);
 }
 
 /* From RTR to RTS: start at sq_psn; qp->mutex held. */
@@ -883,9 +883,9 @@ static void roce_req_read_resp(struct roce_qp *rqp, const struct roce_pkt *pkt,
 		return;
 	}
 	if (pkt->payload_len) {
-		err = roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off,
-				       pkt->payload_len, r->wqe.sge,
-				       r->wqe.sqe.num_sge, off);
+		err = softrnic_skb_to_sges(qp, skb, bth_off + pkt->payload_off,
+					   pkt->payload_len, r->wqe.sge,
+					   r->wqe.sqe.num_sge, off);
 		if (err) {
 			roce_req_fail(rqp, r, err == -ERANGE ?
 				      IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);

@@ -258,9 +258,9 @@ static void roce_resp_send(struct roce_qp *rqp, const struct roce_pkt *pkt,
 	}
 	/* Too long for the receive: fail before a byte of this packet lands. */
 	err = plen > softrnic_krqe_bytes(&resp->rqe) - resp->rcv_len ? -ERANGE :
-	      roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off, plen,
-			       resp->rqe.sge, resp->rqe.rqe.num_sge,
-			       resp->rcv_len);
+	      softrnic_skb_to_sges(qp, skb, bth_off + pkt->payload_off, plen,
+				   resp->rqe.sge, resp->rqe.rqe.num_sge,
+				   resp->rcv_len);
 	if (err) {
 		if (err == -ERANGE)
 			roce_resp_nak(rqp, out, ROCE_NAK_INVALID_REQUEST,
@@ -373,8 +373,8 @@ static void roce_resp_write(struct roce_qp *rqp, const struct roce_pkt *pkt,
 				      IB_WC_REM_ACCESS_ERR);
 			return;
 		}
-		err = roce_skb_to_mr(mr, iova, skb, bth_off + pkt->payload_off,
-				     plen);
+		err = softrnic_skb_to_mr(mr, iova, skb,
+					 bth_off + pkt->payload_off, plen);
 		softrnic_mr_put(mr);
 		if (err) {
 			roce_resp_nak(rqp, out, ROCE_NAK_REMOTE_ACCESS_ERR,
@@ -1032,8 +1032,8 @@ static bool roce_resp_send_some(struct roce_qp *rqp, unsigned int budget,
 static void roce_resp_kick(struct roce_qp *rqp)
 {
 	if (!READ_ONCE(rqp->dying))
-		roce_steer_queue_work(READ_ONCE(rqp->resp.tx_cpu),
-				      &rqp->resp.work);
+		softrnic_dp_queue_work(READ_ONCE(rqp->resp.tx_cpu),
+				       &rqp->resp.work);
 }
 
 void roce_resp_work(struct work_struct *work)

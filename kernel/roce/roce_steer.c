@@ -78,33 +78,6 @@ static unsigned int roce_steer_queue_max(void)
 /* Packets queued on all QPs of a device, at most. */
 #define ROCE_STEER_DEV_MAX	8192
 
-static struct workqueue_struct *roce_steer_wq;
-
-int roce_steer_init(void)
-{
-	/* Reclaim: storage ULPs (nvme-rdma, NFS/RDMA) receive through it. */
-	roce_steer_wq = alloc_workqueue("softrnic_rx", WQ_HIGHPRI |
-					WQ_MEM_RECLAIM, 0);
-	return roce_steer_wq ? 0 : -ENOMEM;
-}
-
-void roce_steer_exit(void)
-{
-	destroy_workqueue(roce_steer_wq);
-}
-
-/*
- * Queue a transport work item that must run on @cpu (or on this one if
- * @cpu is -1 or offline) on the same bound, high-priority queue.
- */
-void roce_steer_queue_work(int cpu, struct work_struct *work)
-{
-	if (cpu >= 0 && cpu_online(cpu))
-		queue_work_on(cpu, roce_steer_wq, work);
-	else
-		queue_work(roce_steer_wq, work);
-}
-
 void roce_steer_qp_init(struct roce_qp *rqp)
 {
 	spin_lock_init(&rqp->rx_lock);
@@ -335,7 +308,7 @@ bool roce_steer(struct roce_qp *rqp, struct sk_buff *skb,
 	spin_unlock(&rqp->rx_lock);
 
 	if (wake)
-		roce_steer_queue_work(rqp->rx_cpu, &rqp->rx_work);
+		softrnic_dp_queue_work(rqp->rx_cpu, &rqp->rx_work);
 	return true;
 full:
 	spin_unlock(&rqp->rx_lock);
@@ -384,6 +357,6 @@ void roce_steer_work(struct work_struct *work)
 		local_bh_enable();
 	} while (left && !requeue);
 	if (requeue)
-		queue_work(roce_steer_wq, work);	/* this CPU */
+		softrnic_dp_queue_work(-1, work);	/* this CPU */
 	softrnic_qp_put(qp);
 }

@@ -227,9 +227,9 @@ static enum ib_wc_status roce_ud_place(struct roce_ud *ud,
 				 rqe->rqe.num_sge, 0, grh, sizeof(grh),
 				 SOFTRNIC_COPY_TO_MR);
 	if (!err)
-		err = roce_skb_to_sges(qp, skb, bth_off + pkt->payload_off,
-				       pkt->payload_len, rqe->sge,
-				       rqe->rqe.num_sge, ROCE_UD_GRH_LEN);
+		err = softrnic_skb_to_sges(qp, skb, bth_off + pkt->payload_off,
+					   pkt->payload_len, rqe->sge,
+					   rqe->rqe.num_sge, ROCE_UD_GRH_LEN);
 	if (err)
 		return softrnic_mem_wc_status(err, false);
 	return IB_WC_SUCCESS;
