@@ -21,6 +21,9 @@ expect '^\[4/6\] selftest_hang \.\.\. FAIL [0-9.]+ s \(VM stopped responding'
 expect '^\[5/6\] selftest_panic \.\.\. FAIL [0-9.]+ s \(VM crashed: .*Kernel panic'
 expect '^\[6/6\] selftest_after_crash \.\.\. PASS [0-9.]+ s$'
 expect '^vm: 2 passed, 3 failed, 1 skipped$'
+# The test that ran out of time has what its processes were doing in its log.
+grep -q '^--- [0-9]* (S[^)]*): sleep 600' build/vm/logs/selftest_timeout.log ||
+	{ echo "check-suite-recovery: no process snapshot in selftest_timeout.log"; ok=0; }
 [ $rc -ne 0 ] || { echo "check-suite-recovery: run-suite exited 0 despite failed tests"; ok=0; }
 [ $ok = 1 ] && echo "check-suite-recovery: OK"
 [ $ok = 1 ]
