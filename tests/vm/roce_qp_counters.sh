@@ -55,10 +55,11 @@ write_bw_pids() {
 # rather than after its duration, which is long for TCG; the QPs go with
 # the processes.
 write_bw_stop() {
-	local pids=("$@")
+	local pids=("$@") t0=$SECONDS
 	[ ${#pids[@]} -gt 0 ] || mapfile -t pids < <(write_bw_pids)
 	[ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null
 	wait "$bw_pid"
+	log "ib_write_bw (pids ${pids[*]:-none found}) ended $((SECONDS - t0)) s after the kill"
 	return 0
 }
 
