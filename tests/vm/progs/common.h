@@ -6,8 +6,8 @@
  * state transitions and keyed byte patterns.  Header-only; public verbs
  * API only, so the programs also run against rdma_rxe.
  *
- * Exit codes: 0 passed, 1 a check failed (fail()), 2 a setup or usage
- * error (fatal()).
+ * Exit codes: 0 passed, 1 a check failed (fail(), or check() and the run
+ * went on), 2 a setup or usage error (fatal()).
  */
 #ifndef SOFTRNIC_TEST_PROGS_COMMON_H
 #define SOFTRNIC_TEST_PROGS_COMMON_H
@@ -78,6 +78,27 @@ inline void msg(const char *fmt, ...)
 	vmsg("FAILED: ", fmt, ap);
 	va_end(ap);
 	std::exit(1);
+}
+
+/*
+ * Checks after which the run goes on: check() counts one in checks and,
+ * if @ok is false, one in failures, saying why.  A program that uses them
+ * exits with failures != 0 (status 1).
+ */
+inline int checks, failures;
+
+inline bool check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+inline bool check(bool ok, const char *fmt, ...)
+{
+	checks++;
+	if (ok)
+		return true;
+	failures++;
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("FAIL: ", fmt, ap);
+	va_end(ap);
+	return false;
 }
 
 /* ------------------------------------------------------------------ */

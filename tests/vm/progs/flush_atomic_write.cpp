@@ -59,48 +59,21 @@
 #include <thread>
 #include <vector>
 
+#include "common.h"
 #include "softrnicdv.h"
 
 namespace
 {
 
+using srtest::check;
+using srtest::checks;
+using srtest::failures;
+using srtest::fatal;
+
 constexpr size_t tgt_size = 64 * 1024; /* the responder's buffer */
 constexpr size_t flag_off = 60 * 1024; /* the flag word of the ordering checks */
 constexpr size_t src_size = 256 * 1024;
 constexpr int port = 1;
-
-int failures = 0;
-int checks = 0;
-
-[[noreturn]] void fatal(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fputs("FATAL: ", stderr);
-	std::vfprintf(stderr, fmt, ap);
-	std::fputc('\n', stderr);
-	va_end(ap);
-	std::exit(2);
-}
-
-void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fputs("FAIL: ", stdout);
-	std::vprintf(fmt, ap);
-	std::putchar('\n');
-	std::fflush(stdout);
-	va_end(ap);
-	failures++;
-}
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		checks++;                                                                          \
-		if (!(cond))                                                                       \
-			fail(__VA_ARGS__);                                                         \
-	} while (0)
 
 void *alloc_pages(size_t n)
 {
@@ -285,14 +258,10 @@ const char *st(int s)
 bool expect_ok(ibv_cq *cq, uint64_t wr_id, int opcode, const char *what)
 {
 	ibv_wc wc = poll_one(cq);
-	checks++;
-	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != wr_id || (int)wc.opcode != opcode) {
-		fail("%s: completion wr_id %" PRIu64 " status %s opcode %d, want wr_id %" PRIu64
+	return check(wc.status == IBV_WC_SUCCESS && wc.wr_id == wr_id && (int)wc.opcode == opcode,
+		     "%s: completion wr_id %" PRIu64 " status %s opcode %d, want wr_id %" PRIu64
 		     " success opcode %d",
 		     what, wc.wr_id, st(wc.status), (int)wc.opcode, wr_id, opcode);
-		return false;
-	}
-	return true;
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -322,14 +291,11 @@ bool guard_intact(const Mem &m, const char *what, size_t skip = 0, size_t n = 0)
 	for (size_t i = 0; i < tgt_size; i++) {
 		if (i >= skip && i < skip + n)
 			continue;
-		if (m.tgt[i] != guard_byte(i)) {
-			fail("%s: target byte %zu changed (%#x, guard %#x)", what, i, m.tgt[i],
-			     guard_byte(i));
-			return false;
-		}
+		if (m.tgt[i] != guard_byte(i))
+			return check(false, "%s: target byte %zu changed (%#x, guard %#x)", what, i,
+				     m.tgt[i], guard_byte(i));
 	}
-	checks++;
-	return true;
+	return check(true, "%s", what);
 }
 
 uint8_t data_byte(uint64_t seed, size_t i)
@@ -359,9 +325,9 @@ void case_success(Dev &A, Dev &B, Mem &m)
 	x->wr_id = 1;
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_atomic_write(x, m.rw->rkey, (uintptr_t)m.tgt + off, val);
-	CHECK(ibv_wr_complete(x) == 0, "ATOMIC WRITE post");
+	check(ibv_wr_complete(x) == 0, "ATOMIC WRITE post");
 	if (expect_ok(A.cq, 1, IBV_WC_ATOMIC_WRITE, "ATOMIC WRITE")) {
-		CHECK(std::memcmp(m.tgt + off, val, 8) == 0, "ATOMIC WRITE: target bytes wrong");
+		check(std::memcmp(m.tgt + off, val, 8) == 0, "ATOMIC WRITE: target bytes wrong");
 		guard_intact(m, "ATOMIC WRITE", off, 8);
 	}
 	std::printf("ok: ATOMIC WRITE of 8 bytes\n");
@@ -391,7 +357,7 @@ void case_success(Dev &A, Dev &B, Mem &m)
 		x->wr_id = id;
 		x->wr_flags = IBV_SEND_SIGNALED;
 		softrnicdv_wr_flush(x, f.rkey, f.va, f.len, SOFTRNICDV_FLUSH_GLOBAL, f.level);
-		CHECK(ibv_wr_complete(x) == 0, "%s: post", f.what);
+		check(ibv_wr_complete(x) == 0, "%s: post", f.what);
 		if (expect_ok(A.cq, id, SOFTRNICDV_WC_FLUSH, f.what))
 			std::printf("ok: %s\n", f.what);
 		id++;
@@ -421,9 +387,9 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 	x->wr_flags = IBV_SEND_SIGNALED;
 	softrnicdv_wr_flush(x, m.rw->rkey, (uintptr_t)m.tgt, 4 * chunk, SOFTRNICDV_FLUSH_GLOBAL,
 			    SOFTRNICDV_FLUSH_RANGE);
-	CHECK(ibv_wr_complete(x) == 0, "WRITEs + FLUSH: post");
+	check(ibv_wr_complete(x) == 0, "WRITEs + FLUSH: post");
 	if (expect_ok(A.cq, 104, SOFTRNICDV_WC_FLUSH, "WRITEs + FLUSH")) {
-		CHECK(std::memcmp(m.tgt, m.src, 4 * chunk) == 0,
+		check(std::memcmp(m.tgt, m.src, 4 * chunk) == 0,
 		      "WRITEs + FLUSH: data not all there when the FLUSH completed");
 		guard_intact(m, "WRITEs + FLUSH", 0, 4 * chunk);
 	}
@@ -444,7 +410,7 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 	x->wr_id = 204;
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_atomic_write(x, m.rw->rkey, (uintptr_t)m.tgt + flag_off, &flag);
-	CHECK(ibv_wr_complete(x) == 0, "WRITEs + ATOMIC WRITE: post");
+	check(ibv_wr_complete(x) == 0, "WRITEs + ATOMIC WRITE: post");
 	const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
 	bool seen = false;
 	while (std::chrono::steady_clock::now() < end)
@@ -452,9 +418,9 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 			seen = true;
 			break;
 		}
-	CHECK(seen, "WRITEs + ATOMIC WRITE: flag never appeared");
+	check(seen, "WRITEs + ATOMIC WRITE: flag never appeared");
 	if (seen)
-		CHECK(std::memcmp(m.tgt, m.src, 4 * chunk) == 0,
+		check(std::memcmp(m.tgt, m.src, 4 * chunk) == 0,
 		      "WRITEs + ATOMIC WRITE: flag visible before the data written earlier");
 	expect_ok(A.cq, 204, IBV_WC_ATOMIC_WRITE, "WRITEs + ATOMIC WRITE");
 	std::printf("ok: WRITEs then ATOMIC WRITE: data visible whenever the flag is\n");
@@ -473,9 +439,9 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 	x->wr_flags = IBV_SEND_SIGNALED;
 	softrnicdv_wr_flush(x, m.rw->rkey, (uintptr_t)m.tgt + flag_off, 8, SOFTRNICDV_FLUSH_GLOBAL,
 			    SOFTRNICDV_FLUSH_RANGE);
-	CHECK(ibv_wr_complete(x) == 0, "ATOMIC WRITE + WRITE: post");
+	check(ibv_wr_complete(x) == 0, "ATOMIC WRITE + WRITE: post");
 	if (expect_ok(A.cq, 302, SOFTRNICDV_WC_FLUSH, "ATOMIC WRITE + WRITE + FLUSH"))
-		CHECK(load_acquire(m.tgt + flag_off) == b,
+		check(load_acquire(m.tgt + flag_off) == b,
 		      "ATOMIC WRITE + WRITE: flag %#" PRIx64 ", want the WRITE's %#" PRIx64,
 		      load_acquire(m.tgt + flag_off), b);
 	std::printf("ok: ATOMIC WRITE then WRITE of the same word: the WRITE wins\n");
@@ -498,15 +464,15 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 	softrnicdv_wr_flush(x, m.rw->rkey, 0, 0, SOFTRNICDV_FLUSH_GLOBAL, SOFTRNICDV_FLUSH_MR);
 	x->wr_id = 403;
 	ibv_wr_atomic_write(x, m.rw->rkey, (uintptr_t)m.tgt + flag_off, &c);
-	CHECK(ibv_wr_complete(x) == 0, "mixed: post");
+	check(ibv_wr_complete(x) == 0, "mixed: post");
 	const int ops[] = {IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ, SOFTRNICDV_WC_FLUSH,
 			   IBV_WC_ATOMIC_WRITE};
 	bool ok = true;
 	for (int i = 0; i < 4; i++)
 		ok &= expect_ok(A.cq, 400 + i, ops[i], "WRITE, READ, FLUSH, ATOMIC WRITE in order");
 	if (ok) {
-		CHECK(std::memcmp(m.rbuf, m.src, 3000) == 0, "mixed: READ did not see the WRITE");
-		CHECK(load_acquire(m.tgt + flag_off) == c, "mixed: ATOMIC WRITE value");
+		check(std::memcmp(m.rbuf, m.src, 3000) == 0, "mixed: READ did not see the WRITE");
+		check(load_acquire(m.tgt + flag_off) == c, "mixed: ATOMIC WRITE value");
 	}
 	std::printf("ok: WRITE, READ, FLUSH, ATOMIC WRITE complete in order\n");
 
@@ -528,14 +494,14 @@ void case_ordering(Dev &A, Dev &B, Mem &m)
 			ibv_wr_atomic_write(x, m.rw->rkey, (uintptr_t)m.tgt + 8 * i, &v);
 		}
 	}
-	CHECK(ibv_wr_complete(x) == 0, "64 back to back: post");
+	check(ibv_wr_complete(x) == 0, "64 back to back: post");
 	ok = true;
 	for (uint64_t i = 0; i < 64 && ok; i++)
 		ok = expect_ok(A.cq, 500 + i,
 			       i % 2 ? int{SOFTRNICDV_WC_FLUSH} : int{IBV_WC_ATOMIC_WRITE},
 			       "64 FLUSH/ATOMIC WRITEs");
 	for (uint64_t i = 0; i < 64 && ok; i += 2)
-		CHECK(load_acquire(m.tgt + 8 * i) == i, "back to back: word %" PRIu64, i);
+		check(load_acquire(m.tgt + 8 * i) == i, "back to back: word %" PRIu64, i);
 	std::printf("ok: 64 FLUSH/ATOMIC WRITEs beyond max_rd_atomic 4, in order\n");
 	destroy_pair(p, A, B);
 }
@@ -555,12 +521,12 @@ void expect_remote_error(Dev &A, Dev &B, Mem &m, const char *what, const PairOpt
 	post(x);
 	x->wr_id = 2;
 	ibv_wr_atomic_write(x, m.rw->rkey, (uintptr_t)m.tgt + 16, &later);
-	CHECK(ibv_wr_complete(x) == 0, "%s: post", what);
+	check(ibv_wr_complete(x) == 0, "%s: post", what);
 	ibv_wc wc = poll_one(A.cq);
-	CHECK(wc.wr_id == 1 && wc.status == want, "%s: wr_id %" PRIu64 " status %s, want %s", what,
+	check(wc.wr_id == 1 && wc.status == want, "%s: wr_id %" PRIu64 " status %s, want %s", what,
 	      wc.wr_id, st(wc.status), ibv_wc_status_str(want));
 	wc = poll_one(A.cq);
-	CHECK(wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	check(wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR,
 	      "%s: next WR: wr_id %" PRIu64 " status %s, want flushed", what, wc.wr_id,
 	      st(wc.status));
 	guard_intact(m, what);
@@ -574,7 +540,7 @@ void expect_remote_error(Dev &A, Dev &B, Mem &m, const char *what, const PairOpt
 		else
 			std::this_thread::sleep_for(std::chrono::milliseconds(10));
 	}
-	CHECK(err, "%s: responder QP state %d, want ERR", what, (int)qa.qp_state);
+	check(err, "%s: responder QP state %d, want ERR", what, (int)qa.qp_state);
 	std::printf("ok: %s -> %s, target untouched\n", what, ibv_wc_status_str(want));
 	destroy_pair(p, A, B);
 }
@@ -641,17 +607,17 @@ void case_errors(Dev &A, Dev &B, Mem &m)
 	for (const L &l : {L{8, 0, 0}, L{8, 4, 0}, L{8, 1, 2}, L{size_t{1} << 32, 1, 0}}) {
 		ibv_wr_start(x);
 		softrnicdv_wr_flush(x, m.rw->rkey, t, l.len, l.type, l.level);
-		CHECK(ibv_wr_complete(x) == EINVAL, "FLUSH len %zu type %u level %u: not refused",
+		check(ibv_wr_complete(x) == EINVAL, "FLUSH len %zu type %u level %u: not refused",
 		      l.len, l.type, l.level);
 	}
 	ibv_wr_start(x);
 	ibv_wr_atomic_write(x, m.rw->rkey, t, nullptr);
-	CHECK(ibv_wr_complete(x) == EINVAL, "ATOMIC WRITE without data: not refused");
+	check(ibv_wr_complete(x) == EINVAL, "ATOMIC WRITE without data: not refused");
 	ibv_wr_start(x);
 	x->wr_id = 9;
 	x->wr_flags = IBV_SEND_SIGNALED;
 	softrnicdv_wr_flush(x, m.rw->rkey, t, 8, G, R);
-	CHECK(ibv_wr_complete(x) == 0, "FLUSH after refused batches: post");
+	check(ibv_wr_complete(x) == 0, "FLUSH after refused batches: post");
 	expect_ok(A.cq, 9, SOFTRNICDV_WC_FLUSH, "FLUSH after refused batches");
 	destroy_pair(p, A, B);
 	PairOpts noflush;
@@ -659,7 +625,7 @@ void case_errors(Dev &A, Dev &B, Mem &m)
 	p = make_pair(A, B, noflush);
 	ibv_wr_start(p.x);
 	softrnicdv_wr_flush(p.x, m.rw->rkey, t, 8, G, R);
-	CHECK(ibv_wr_complete(p.x) == EINVAL, "FLUSH on a QP created without it: not refused");
+	check(ibv_wr_complete(p.x) == EINVAL, "FLUSH on a QP created without it: not refused");
 	destroy_pair(p, A, B);
 	std::printf("ok: bad type, level, length, data, and a QP without FLUSH: EINVAL\n");
 }
@@ -684,9 +650,9 @@ void case_peer_without_mpe(Dev &A, Dev &B, Mem &m)
 					    SOFTRNICDV_FLUSH_GLOBAL, SOFTRNICDV_FLUSH_RANGE);
 		else
 			ibv_wr_atomic_write(p.x, m.rw->rkey, (uintptr_t)m.tgt + 64, &v);
-		CHECK(ibv_wr_complete(p.x) == 0, "%s: post", what);
+		check(ibv_wr_complete(p.x) == 0, "%s: post", what);
 		ibv_wc wc = poll_one(A.cq, 60);
-		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+		check(wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
 		      "%s: wr_id %" PRIu64 " status %s, want retry exceeded", what, wc.wr_id,
 		      st(wc.status));
 		guard_intact(m, what);
@@ -707,11 +673,11 @@ void case_peer_without_mpe(Dev &A, Dev &B, Mem &m)
 	p.x->wr_id = 2;
 	ibv_wr_rdma_read(p.x, m.rw->rkey, (uintptr_t)m.tgt);
 	ibv_wr_set_sge(p.x, m.rbuf_mr->lkey, (uintptr_t)m.rbuf, len);
-	CHECK(ibv_wr_complete(p.x) == 0, "WRITE + READ: post");
+	check(ibv_wr_complete(p.x) == 0, "WRITE + READ: post");
 	if (expect_ok(A.cq, 1, IBV_WC_RDMA_WRITE, "WRITE after the failures") &&
 	    expect_ok(A.cq, 2, IBV_WC_RDMA_READ, "READ after the failures")) {
-		CHECK(std::memcmp(m.tgt, m.src, len) == 0, "WRITE data wrong at the peer");
-		CHECK(std::memcmp(m.rbuf, m.src, len) == 0, "READ data wrong");
+		check(std::memcmp(m.tgt, m.src, len) == 0, "WRITE data wrong at the peer");
+		check(std::memcmp(m.rbuf, m.src, len) == 0, "READ data wrong");
 	}
 	std::printf("ok: WRITE and READ on a new QP pair afterwards\n");
 	destroy_pair(p, A, B);
@@ -751,13 +717,13 @@ void stress(Dev &A, Dev &B, Mem &m, int rounds, uint64_t seed)
 		softrnicdv_wr_flush(x, m.rw->rkey, (uintptr_t)m.tgt + off, len,
 				    SOFTRNICDV_FLUSH_GLOBAL,
 				    r % 2 ? SOFTRNICDV_FLUSH_MR : SOFTRNICDV_FLUSH_RANGE);
-		CHECK(ibv_wr_complete(x) == 0, "round %d: post", r);
+		check(ibv_wr_complete(x) == 0, "round %d: post", r);
 		if (!expect_ok(A.cq, 5, SOFTRNICDV_WC_FLUSH, "stress FLUSH"))
 			break;
-		CHECK(std::memcmp(m.tgt + off, m.src, len) == 0, "round %d: data wrong", r);
+		check(std::memcmp(m.tgt + off, m.src, len) == 0, "round %d: data wrong", r);
 		if (rd)
-			CHECK(std::memcmp(m.rbuf, m.src, len) == 0, "round %d: READ data wrong", r);
-		CHECK(load_acquire(m.tgt + flag_off) == b,
+			check(std::memcmp(m.rbuf, m.src, len) == 0, "round %d: READ data wrong", r);
+		check(load_acquire(m.tgt + flag_off) == b,
 		      "round %d: flag %#" PRIx64 ", want %#" PRIx64 " (ATOMIC WRITE re-executed?)",
 		      r, load_acquire(m.tgt + flag_off), b);
 		/* the duplicates of this round may still be on their way: they
@@ -769,7 +735,7 @@ void stress(Dev &A, Dev &B, Mem &m, int rounds, uint64_t seed)
 	    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	if (!failures) {
 		const uint64_t b = 0xb000000000000000ULL | (seed * 1000003 + rounds - 1);
-		CHECK(load_acquire(m.tgt + flag_off) == b,
+		check(load_acquire(m.tgt + flag_off) == b,
 		      "after the rounds: flag changed by a late "
 		      "duplicate");
 		std::printf("ok: %d rounds of WRITE, ATOMIC WRITE, WRITE, FLUSH in %.1f s\n",
@@ -785,6 +751,7 @@ int main(int argc, char **argv)
 	const char *dev_a = nullptr, *dev_b = nullptr;
 	int gid_a = -1, gid_b = -1, rounds = 0, skip_errors = 0, no_mpe = 0;
 	uint64_t seed = 1;
+	srtest::log_prefix = "mpe";
 	static const option longopts[] = {{"stress", required_argument, nullptr, 's'},
 					  {"seed", required_argument, nullptr, 'S'},
 					  {"skip-errors", no_argument, &skip_errors, 1},

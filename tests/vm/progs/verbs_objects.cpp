@@ -43,24 +43,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common.h"
+
 namespace
 {
 
-int failures;
-
-void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fprintf(stdout, "%s: ", ok ? "ok" : "FAIL");
-	std::vfprintf(stdout, fmt, ap);
-	std::fputc('\n', stdout);
-	std::fflush(stdout);
-	va_end(ap);
-	if (!ok)
-		failures++;
-}
+using srtest::check;
+using srtest::failures;
 
 [[noreturn]] void die(const char *what)
 {
@@ -1166,6 +1155,7 @@ int run_loop(const char *name, long iterations)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, nullptr, _IOLBF, 0);
+	srtest::log_prefix = "verbs_objects";
 	/* A hung verb must not hang the VM suite; a slower kernel gets more. */
 	const char *scale = std::getenv("SOFTRNIC_VM_TIMEOUT_SCALE");
 	const long s = scale ? std::atol(scale) : 1;
