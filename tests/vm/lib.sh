@@ -79,6 +79,17 @@ descaled() {
 	echo $((n > 0 ? n : 1))
 }
 
+# perftest_ack_timeout: perftest's option for its RC QPs' local ACK
+# timeout, for many QPs' windows in flight at once: nothing at scale 1
+# (perftest's 14, 67 ms); under a timeout scale (the debug kernel moves
+# data 5-10 times slower) 18, 1.07 s, or a responder that is only slow
+# makes the requester run out of retries (RETRY_EXC).  A lost packet
+# still fails a transfer, only later.
+perftest_ack_timeout() {
+	[ "${SOFTRNIC_VM_TIMEOUT_SCALE:-1}" -gt 1 ] && echo "-u 18"
+	return 0
+}
+
 # try_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds
 # (status 0) or SECONDS (may be fractional) times SOFTRNIC_VM_TIMEOUT_SCALE
 # (run-suite's, e.g. 3 under the debug kernel) have passed (status 1).
