@@ -162,14 +162,14 @@ listening() {
 	return 1
 }
 
-# wait_listen PID PORT: until the server listens (0) or exits / 20 s (1):
-# its TCP socket, or with PERF_CM its RDMA CM id (in SRV_NS) and the
-# iWARP driver's TCP listener in its namespace.  rdma_cm marks the id
+# wait_server_listen PID PORT: until the server listens (0) or exits or
+# 20 s pass (1): its TCP socket, or with PERF_CM its RDMA CM id (in
+# SRV_NS) and the iWARP driver's TCP listener in its namespace.  rdma_cm marks the id
 # LISTEN before it asks the devices to listen, and a client that came
 # in between was refused (ECONNREFUSED; perftest 4.5 then segfaults in
 # librdmacm); the last device's listener follows the first within the
 # same rdma_listen call, hence the short pause.
-wait_listen() {
+wait_server_listen() {
 	local i
 	for ((i = 0; i < 200; i++)); do
 		if [ -n "$PERF_CM" ]; then
@@ -408,12 +408,12 @@ perf_run_once() {
 	[ -z "$CLI_GID" ] || cx=(-x "$CLI_GID")
 	[ -z "$SRV_GID" ] || sx=(-x "$SRV_GID")
 	# The prefix first: $! must be a process in the server's netns (for
-	# wait_listen); `ip netns exec` execs its command, no fork.
+	# wait_server_listen); `ip netns exec` execs its command, no fork.
 	# shellcheck disable=SC2046
 	$(ns_prefix "$SRV_NS") timeout -k 3 $((tmo + 20)) "$test" -d "$SRV_DEV" "${sx[@]}" "${args[@]}" >"$srv" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
-	if ! wait_listen "$spid" "$PORT"; then
+	if ! wait_server_listen "$spid" "$PORT"; then
 		kill "$spid" 2>/dev/null
 		reap "$spid" 10
 		{
@@ -935,7 +935,7 @@ iperf_runs() {
 		"$IP" netns exec peer timeout -k 3 $((IPERF_SECS + 40)) iperf3 -s -1 -p "$PORT" >"$WORK/srv" 2>&1 &
 		spid=$!
 		BG_PIDS+=("$spid")
-		if ! wait_listen "$spid" "$PORT"; then
+		if ! wait_server_listen "$spid" "$PORT"; then
 			v=fail
 		else
 			bounded $((IPERF_SECS + 20)) "$IP" netns exec cli iperf3 -c "$B" -p "$PORT" -t "$IPERF_SECS" -f g >"$WORK/cli" 2>&1
