@@ -79,14 +79,15 @@ descaled() {
 	echo $((n > 0 ? n : 1))
 }
 
-# perftest_ack_timeout: perftest's option for its RC QPs' local ACK
-# timeout, for many QPs' windows in flight at once: nothing at scale 1
-# (perftest's 14, 67 ms); under a timeout scale (the debug kernel moves
-# data 5-10 times slower) 18, 1.07 s, or a responder that is only slow
-# makes the requester run out of retries (RETRY_EXC).  A lost packet
-# still fails a transfer, only later.
-perftest_ack_timeout() {
-	[ "${SOFTRNIC_VM_TIMEOUT_SCALE:-1}" -gt 1 ] && echo "-u 18"
+# perftest_scaled_opts: perftest options for tests with many QPs' windows
+# in flight at once: nothing at scale 1; under a timeout scale (the debug
+# kernel moves data 10-20 times slower) a 1.07 s local ACK timeout (-u 18
+# for perftest's 67 ms) and 16 WQEs in flight per QP (-t 16 for 128).
+# Otherwise the requesters retransmit whole windows the responder still
+# has queued, until one runs out of retries (RETRY_EXC); a lost packet
+# still fails a transfer.
+perftest_scaled_opts() {
+	[ "${SOFTRNIC_VM_TIMEOUT_SCALE:-1}" -gt 1 ] && echo "-u 18 -t 16"
 	return 0
 }
 

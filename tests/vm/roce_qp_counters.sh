@@ -18,8 +18,8 @@ roce_pair_up
 # client on roce0, in the background; bw_pid is the client, the pair's
 # output in /tmp/qpc_bw.log.
 write_bw_start() {
-	(run_pair $(($1 + 60)) "ib_write_bw -d roce1 -x $g1 -s 65536 -D $1 $(perftest_ack_timeout)" \
-		"ib_write_bw -d roce0 -x $g0 -s 65536 -D $1 $(perftest_ack_timeout) 10.0.0.2") >/tmp/qpc_bw.log 2>&1 &
+	(run_pair $(($1 + 60)) "ib_write_bw -d roce1 -x $g1 -s 65536 -D $1 $(perftest_scaled_opts)" \
+		"ib_write_bw -d roce0 -x $g0 -s 65536 -D $1 $(perftest_scaled_opts) 10.0.0.2") >/tmp/qpc_bw.log 2>&1 &
 	bw_pid=$!
 }
 
