@@ -164,11 +164,11 @@ listening() {
 
 # wait_server_listen PID PORT: until the server listens (0) or exits or
 # 20 s pass (1): its TCP socket, or with PERF_CM its RDMA CM id (in
-# SRV_NS) and the iWARP driver's TCP listener in its namespace.  rdma_cm marks the id
-# LISTEN before it asks the devices to listen, and a client that came
-# in between was refused (ECONNREFUSED; perftest 4.5 then segfaults in
-# librdmacm); the last device's listener follows the first within the
-# same rdma_listen call, hence the short pause.
+# SRV_NS) and the iWARP driver's TCP listener in its namespace.  rdma_cm
+# marks the id LISTEN before it asks the devices to listen, and a client
+# that came in between was refused (ECONNREFUSED; perftest 4.5 then
+# segfaults in librdmacm); the last device's listener follows the first
+# within the same rdma_listen call, hence the short pause.
 wait_server_listen() {
 	local i
 	for ((i = 0; i < 200; i++)); do

@@ -13,7 +13,8 @@ command -v ib_write_bw >/dev/null || skip "perftest not installed"
 have_softrnic || skip "softrnic.ko not built"
 
 PORT=18600
-BW="ib_write_bw -q 64 -s 4096 -D 40 -F $(perftest_scaled_opts)"
+SLOW=$(perftest_scaled_opts)
+BW="ib_write_bw -q 64 -s 4096 -D 40 -F $SLOW"
 
 held() {
 	{ rdma resource show qp; in_peer rdma resource show qp; } 2>/dev/null |
@@ -54,8 +55,8 @@ traffic_end() {
 # traffic_ok NAME: a short clean run passes.
 traffic_ok() {
 	PORT=$((PORT + 1))
-	pair_run in_peer "" 120 "ib_write_bw -q 64 -s 4096 -n 200 -F $(perftest_scaled_opts) -d roce1 -x $g1 -p $PORT" \
-		"ib_write_bw -q 64 -s 4096 -n 200 -F $(perftest_scaled_opts) -d roce0 -x $g0 -p $PORT 10.0.0.2" >/tmp/rm.ok 2>&1 ||
+	pair_run in_peer "" 120 "ib_write_bw -q 64 -s 4096 -n 200 -F $SLOW -d roce1 -x $g1 -p $PORT" \
+		"ib_write_bw -q 64 -s 4096 -n 200 -F $SLOW -d roce0 -x $g0 -p $PORT 10.0.0.2" >/tmp/rm.ok 2>&1 ||
 		{
 			cat /tmp/rm.ok
 			rdma statistic show link roce0/1
