@@ -152,13 +152,18 @@ int iwarp_dp_attach(struct iwarp_qp *iwqp, struct socket *sock,
 	dp->rtr_wait = !initiator && conn->rtr_send;
 
 	dp->tx_len = dp->tx_sent = 0;
+	dp->tx_bv_nr = dp->tx_bv_len = dp->tx_bv_sent = 0;
+	dp->tx_tail_len = dp->tx_tail_sent = 0;
 	dp->tx_done = IWARP_TXD_NONE;
 	dp->tx_rtr = initiator && conn->rtr_send;
 	dp->tx_rresp_turn = false;
 	dp->tx_msn[0] = dp->tx_msn[1] = dp->tx_msn[2] = 1;
 	dp->tx_atomic_id = 0;
 	dp->msg.active = false;
+	dp->msg.zc = NULL;
 	dp->sq_stalled = false;
+	/* without it (no memory) every payload is copied */
+	dp->zc_owner = iwarp_zc_owner_new(qp, gfp);
 
 	mpa_rx_init(&dp->rx, conn->crc, false, MPA_MAX_ULPDU);
 	dp->rx_pkt_ok = false;
@@ -218,6 +223,19 @@ void iwarp_dp_detach(struct iwarp_qp *iwqp, bool flush)
 	mutex_lock(&dp->tx_mutex);
 	dp->msg.active = false;		/* the core flushes or discards it */
 	dp->tx_len = dp->tx_sent = 0;
+	iwarp_tx_zc_release(dp);
+	dp->tx_bv_len = dp->tx_bv_sent = 0;
+	dp->tx_tail_len = dp->tx_tail_sent = 0;
+	/*
+	 * Zero-copy WQEs TCP still holds pages of are in flight for the core
+	 * like the rest: their ubufs complete nothing from here on.
+	 */
+	iwarp_zc_owner_detach(dp->zc_owner);
+	dp->zc_owner = NULL;
+	if (dp->msg.zc) {
+		iwarp_zc_sent(dp->msg.zc, true);
+		dp->msg.zc = NULL;
+	}
 	mutex_unlock(&dp->tx_mutex);
 
 	if (dp->have_rqe) {

@@ -7,6 +7,7 @@
 #ifndef SOFTRNIC_IWARP_DP_H
 #define SOFTRNIC_IWARP_DP_H
 
+#include <linux/bvec.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -81,6 +82,7 @@ struct iwarp_tx_msg {
 	struct iw_pkt pkt;		/* headers; TO/MO advance by off */
 	struct iw_pkt imm_pkt;		/* the Immediate Data message */
 	struct softrnic_swqe *wqe;	/* copy of the WQE (payload source) */
+	struct iwarp_zc *zc;		/* zero-copy: completes on its ubuf */
 };
 
 /* What to do once the FPDU in txbuf is wholly handed to TCP. */
@@ -97,6 +99,32 @@ enum {
 	IWARP_DP_RX_DEAD,		/* stream error: discard what comes */
 	IWARP_DP_TERM_SENT,		/* nothing goes out after TERMINATE */
 };
+
+/*
+ * Zero-copy transmit (iwarp_zc.c): SEND and WRITE payloads from this
+ * size on, from pages TCP may hold (sendpage_ok), up to this many page
+ * pieces per FPDU (a 64 KiB ULPDU spans 17 pages; more SGEs than that in
+ * one FPDU and it is copied).
+ */
+#define IWARP_ZC_MIN_LEN	(16 * 1024)
+#define IWARP_ZC_FRAGS		20
+
+struct iwarp_zc;
+struct iwarp_zc_owner;
+struct iwarp_zc_owner *iwarp_zc_owner_new(struct softrnic_qp *qp, gfp_t gfp);
+/* The QP leaves the connection: no ubuf of its completes a WQE any more. */
+void iwarp_zc_owner_detach(struct iwarp_zc_owner *o);
+/* The zero-copy state of the SQ message at @index of @len bytes. */
+struct iwarp_zc *iwarp_zc_new(struct iwarp_zc_owner *o, u32 index, u32 len,
+			      gfp_t gfp);
+/*
+ * All of the message was handed to TCP (or, @failed, it was completed
+ * with an error): the WQE completes once TCP let go of its pages.
+ */
+void iwarp_zc_sent(struct iwarp_zc *zc, bool failed);
+/* Hand TCP @len bytes of @bv (from @skip on) by reference. */
+int iwarp_zc_sendmsg(struct socket *sock, struct iwarp_zc *zc,
+		     const struct bio_vec *bv, u32 nr, u32 len, u32 skip);
 
 #define IWARP_TERM_FPDU_MAX	(MPA_LEN_FIELD + IW_MAX_HDR_LEN + 3 + \
 				 IW_CRC32C_LEN)
@@ -147,7 +175,18 @@ struct iwarp_dp {
 	struct mutex tx_mutex;
 	u8 *txbuf;			/* one FPDU, up to a 64 KiB ULPDU */
 	u32 tx_len, tx_sent;
+	u32 tx_fpdu_len;		/* the whole FPDU's, for the counters */
 	u8 tx_done;			/* enum iwarp_tx_done of txbuf */
+	/*
+	 * A zero-copy FPDU is txbuf's length field and headers, then the
+	 * payload as references to the MR's pages (tx_bv, with a page
+	 * reference of ours each until TCP took it), then pad and CRC.
+	 */
+	struct bio_vec tx_bv[IWARP_ZC_FRAGS];
+	u32 tx_bv_nr, tx_bv_len, tx_bv_sent;
+	u8 tx_tail[3 + IW_CRC32C_LEN];
+	u8 tx_tail_len, tx_tail_sent;
+	struct iwarp_zc_owner *zc_owner;	/* while attached */
 	bool tx_rtr;			/* initiator: RTR still to send */
 	bool tx_rresp_turn;		/* alternate READ responses and SQ */
 	u32 tx_msn[3];			/* next MSN: QN 0 SEND and immediate
@@ -228,6 +267,7 @@ static inline void iwarp_mem_term(int err, bool placement, u8 *layer,
 enum iwarp_cnt {
 	IWARP_CNT_TX_FPDUS,
 	IWARP_CNT_TX_BYTES,		/* FPDU bytes handed to TCP */
+	IWARP_CNT_TX_ZCOPY_FPDUS,	/* of them, payload by reference */
 	IWARP_CNT_RX_FPDUS,
 	IWARP_CNT_RX_BYTES,		/* ULPDU bytes of good FPDUs */
 	IWARP_CNT_RX_CRC_ERRORS,
@@ -251,6 +291,7 @@ bool iwarp_sq_unstall(struct iwarp_dp *dp);
 void iwarp_rx_work(struct work_struct *work);
 void iwarp_rx_data_ready(struct iwarp_qp *iwqp, struct sock *sk);
 void iwarp_tx_push(struct iwarp_qp *iwqp);
+void iwarp_tx_zc_release(struct iwarp_dp *dp);
 void iwarp_tx_schedule(struct iwarp_qp *iwqp);
 /* Queue a TERMINATE (sent at the next FPDU boundary, then conn lost). */
 void iwarp_dp_terminate(struct iwarp_qp *iwqp, const struct iw_term *t);

@@ -8,6 +8,7 @@
 const struct rdma_stat_desc iwarp_stat_descs[IWARP_CNT_NR] = {
 	[IWARP_CNT_TX_FPDUS].name = "tx_fpdus",
 	[IWARP_CNT_TX_BYTES].name = "tx_bytes",
+	[IWARP_CNT_TX_ZCOPY_FPDUS].name = "tx_zcopy_fpdus",
 	[IWARP_CNT_RX_FPDUS].name = "rx_fpdus",
 	[IWARP_CNT_RX_BYTES].name = "rx_bytes",
 	[IWARP_CNT_RX_CRC_ERRORS].name = "rx_crc_errors",

@@ -15,7 +15,9 @@
  * going out and kicks the SQ when it is done).  SEND and WRITE complete
  * once their last byte was handed to TCP; a READ sits in the ORQ until
  * the receive side placed its last response.  Payload is copied into the
- * FPDU (one copy, with BH off around each MR access as mem.h asks).
+ * FPDU (with BH off around each MR access as mem.h asks), except that a
+ * SEND or WRITE of IWARP_ZC_MIN_LEN bytes or more goes by reference to
+ * its pages and completes when TCP let go of them (iwarp_zc.c).
  */
 #include <linux/mm.h>
 #include <net/tcp.h>
@@ -96,12 +98,104 @@ void iwarp_dp_terminate(struct iwarp_qp *iwqp, const struct iw_term *t)
 	iwarp_tx_schedule(iwqp);
 }
 
+/* The next FPDU is all in txbuf, @len bytes. */
+static void iwarp_tx_linear(struct iwarp_dp *dp, u32 len, u8 done)
+{
+	dp->tx_len = dp->tx_fpdu_len = len;
+	dp->tx_sent = 0;
+	dp->tx_bv_len = dp->tx_bv_sent = 0;
+	dp->tx_tail_len = dp->tx_tail_sent = 0;
+	dp->tx_done = done;
+}
+
 /* Frame the ULPDU of @ulpdu_len bytes at txbuf + 2 as the next FPDU. */
 static void iwarp_tx_frame(struct iwarp_dp *dp, u32 ulpdu_len, u8 done)
 {
-	dp->tx_len = mpa_fpdu_frame(dp->txbuf, ulpdu_len, dp->conn.crc);
+	iwarp_tx_linear(dp, mpa_fpdu_frame(dp->txbuf, ulpdu_len, dp->conn.crc),
+			done);
+}
+
+/* Whether part of the FPDU is still to be handed to TCP. */
+static bool iwarp_tx_pending(const struct iwarp_dp *dp)
+{
+	return dp->tx_sent < dp->tx_len || dp->tx_bv_sent < dp->tx_bv_len ||
+	       dp->tx_tail_sent < dp->tx_tail_len;
+}
+
+/* Drop our references to the zero-copy payload's pages. */
+void iwarp_tx_zc_release(struct iwarp_dp *dp)
+{
+	u32 i;
+
+	for (i = 0; i < dp->tx_bv_nr; i++)
+		put_page(dp->tx_bv[i].bv_page);
+	dp->tx_bv_nr = 0;
+}
+
+struct iwarp_zc_walk {
+	struct iwarp_dp *dp;
+	bool crc;
+	u32 reg;		/* raw CRC32c register */
+};
+
+/* One chunk of the payload, as a page reference (1: copy the FPDU). */
+static int iwarp_zc_chunk(void *kaddr, size_t len, void *ctx)
+{
+	struct iwarp_zc_walk *w = ctx;
+	struct iwarp_dp *dp = w->dp;
+	/* walks map pages into the direct map (no HIGHMEM: iwarp_sq_xmit) */
+	struct page *page = virt_to_page(kaddr);
+	struct bio_vec *bv;
+
+	if (dp->tx_bv_nr == IWARP_ZC_FRAGS || !sendpage_ok(page))
+		return 1;
+	if (w->crc)
+		w->reg = iw_crc32c_update(w->reg, kaddr, len);
+	get_page(page);
+	bv = &dp->tx_bv[dp->tx_bv_nr++];
+	bv->bv_page = page;
+	bv->bv_offset = offset_in_page(kaddr);
+	bv->bv_len = len;
+	return 0;
+}
+
+/*
+ * Build the SQ message's next FPDU (@hl header bytes in txbuf, @chunk
+ * payload bytes from m->off) with its payload by reference: 0, 1 when it
+ * must be copied instead, or a mem.h errno.
+ */
+static int iwarp_tx_zc_fpdu(struct iwarp_qp *iwqp, u32 hl, u32 chunk,
+			    u8 done)
+{
+	struct iwarp_dp *dp = &iwqp->dp;
+	const struct softrnic_swqe *wqe = dp->msg.wqe;
+	struct softrnic_qp *qp = iwqp->qp;
+	struct iwarp_zc_walk w = { .dp = dp, .crc = dp->conn.crc };
+	u32 ulpdu = hl + chunk;
+	int err;
+
+	mpa_fpdu_put_len(dp->txbuf, ulpdu);
+	if (w.crc)
+		w.reg = iw_crc32c_update(iw_crc32c_begin(), dp->txbuf,
+					 MPA_LEN_FIELD + hl);
+	local_bh_disable();
+	err = softrnic_sges_walk(qp->sdev, to_spd(qp->ibqp.pd), wqe->sge,
+				 wqe->sqe.num_sge, dp->msg.off, chunk, false,
+				 iwarp_zc_chunk, &w);
+	local_bh_enable();
+	if (err) {
+		iwarp_tx_zc_release(dp);
+		return err;
+	}
+	dp->tx_len = MPA_LEN_FIELD + hl;
 	dp->tx_sent = 0;
+	dp->tx_bv_len = chunk;
+	dp->tx_bv_sent = 0;
+	dp->tx_tail_len = mpa_fpdu_tail(dp->tx_tail, ulpdu, w.crc, w.reg);
+	dp->tx_tail_sent = 0;
+	dp->tx_fpdu_len = mpa_fpdu_len(ulpdu);
 	dp->tx_done = done;
+	return 0;
 }
 
 static void iwarp_tx_rtr(struct iwarp_qp *iwqp)
@@ -265,6 +359,10 @@ static void iwarp_tx_msg_fail(struct iwarp_qp *iwqp, enum ib_wc_status st)
 	struct iwarp_dp *dp = &iwqp->dp;
 
 	dp->msg.active = false;
+	if (dp->msg.zc) {
+		iwarp_zc_sent(dp->msg.zc, true);
+		dp->msg.zc = NULL;
+	}
 	softrnic_sq_complete(iwqp->qp, dp->msg.index, st, 0);
 	softrnic_qp_kick(iwqp->qp);
 }
@@ -302,17 +400,28 @@ static void iwarp_tx_msg(struct iwarp_qp *iwqp)
 		p.mo = m->off;
 	p.last = m->off + chunk == m->len;
 	hl = iw_build_hdrs(ulpdu, &p);
-	if (!chunk)
-		;
-	else if (wqe->sqe.flags & SOFTRNIC_WQE_F_INLINE)
-		memcpy(ulpdu + hl, wqe->inline_data + m->off, chunk);
-	else {
-		local_bh_disable();
-		err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd),
-					 wqe->sge, wqe->sqe.num_sge, m->off,
-					 ulpdu + hl, chunk,
-					 SOFTRNIC_COPY_FROM_MR);
-		local_bh_enable();
+	done = p.last && !m->imm_pending ? IWARP_TXD_MSG_LAST :
+	       IWARP_TXD_NONE;
+	if (chunk && m->zc)
+		err = iwarp_tx_zc_fpdu(iwqp, hl, chunk, done);
+	else
+		err = 1;
+	if (err > 0) {
+		err = 0;
+		if (!chunk)
+			;
+		else if (wqe->sqe.flags & SOFTRNIC_WQE_F_INLINE)
+			memcpy(ulpdu + hl, wqe->inline_data + m->off, chunk);
+		else {
+			local_bh_disable();
+			err = softrnic_copy_sges(qp->sdev, to_spd(qp->ibqp.pd),
+						 wqe->sge, wqe->sqe.num_sge,
+						 m->off, ulpdu + hl, chunk,
+						 SOFTRNIC_COPY_FROM_MR);
+			local_bh_enable();
+		}
+		if (!err)
+			iwarp_tx_frame(dp, hl + chunk, done);
 	}
 	if (err) {
 		iwarp_tx_msg_fail(iwqp, softrnic_mem_wc_status(err, false));
@@ -320,9 +429,6 @@ static void iwarp_tx_msg(struct iwarp_qp *iwqp)
 	}
 	m->started = true;
 	m->off += chunk;
-	done = p.last && !m->imm_pending ? IWARP_TXD_MSG_LAST :
-	       IWARP_TXD_NONE;
-	iwarp_tx_frame(dp, hl + chunk, done);
 }
 
 /* Build the next FPDU into txbuf; false when there is nothing to send. */
@@ -340,9 +446,7 @@ static bool iwarp_tx_next(struct iwarp_qp *iwqp)
 		dp->term_pending = false;
 		set_bit(IWARP_DP_TERM_SENT, &dp->flags);
 		memcpy(dp->txbuf, dp->term_fpdu, dp->term_len);
-		dp->tx_len = dp->term_len;
-		dp->tx_sent = 0;
-		dp->tx_done = IWARP_TXD_TERM;
+		iwarp_tx_linear(dp, dp->term_len, IWARP_TXD_TERM);
 		spin_unlock_irqrestore(&dp->lock, flags);
 		return true;
 	}
@@ -397,15 +501,19 @@ static void iwarp_tx_fpdu_done(struct iwarp_qp *iwqp)
 	bool kick;
 
 	dp->tx_done = IWARP_TXD_NONE;
-	dp->tx_len = dp->tx_sent = 0;
+	iwarp_tx_linear(dp, 0, IWARP_TXD_NONE);
 	switch (done) {
 	case IWARP_TXD_MSG_LAST:
 		if (!m->active)
 			break;
 		m->active = false;
-		if (!m->is_read)
+		if (m->zc) {
+			iwarp_zc_sent(m->zc, false);	/* completes later */
+			m->zc = NULL;
+		} else if (!m->is_read) {
 			softrnic_sq_complete(iwqp->qp, m->index, IB_WC_SUCCESS,
 					     m->len);
+		}
 		spin_lock_irqsave(&dp->lock, flags);
 		kick = iwarp_sq_unstall(dp);
 		spin_unlock_irqrestore(&dp->lock, flags);
@@ -421,6 +529,51 @@ static void iwarp_tx_fpdu_done(struct iwarp_qp *iwqp)
 	}
 }
 
+static int iwarp_tx_sendbuf(struct iwarp_dp *dp, void *buf, u32 len,
+			    int more)
+{
+	struct msghdr mh = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | more };
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+
+	return kernel_sendmsg(dp->sock, &mh, &iov, 1, len);
+}
+
+/*
+ * Hand TCP what is left of the FPDU: 0 once all of it is out, else the
+ * first error (-EAGAIN: no room; the retry after a partial send is what
+ * sets SOCK_NOSPACE, and sk_write_space requeues us).
+ */
+static int iwarp_tx_send(struct iwarp_dp *dp)
+{
+	int ret;
+
+	while (dp->tx_sent < dp->tx_len) {
+		ret = iwarp_tx_sendbuf(dp, dp->txbuf + dp->tx_sent,
+				       dp->tx_len - dp->tx_sent,
+				       dp->tx_bv_len ? MSG_MORE : 0);
+		if (ret < 0)
+			return ret;
+		dp->tx_sent += ret;
+	}
+	while (dp->tx_bv_sent < dp->tx_bv_len) {
+		ret = iwarp_zc_sendmsg(dp->sock, dp->msg.zc, dp->tx_bv,
+				       dp->tx_bv_nr, dp->tx_bv_len,
+				       dp->tx_bv_sent);
+		if (ret < 0)
+			return ret;
+		dp->tx_bv_sent += ret;
+	}
+	iwarp_tx_zc_release(dp);	/* TCP holds its own references */
+	while (dp->tx_tail_sent < dp->tx_tail_len) {
+		ret = iwarp_tx_sendbuf(dp, dp->tx_tail + dp->tx_tail_sent,
+				       dp->tx_tail_len - dp->tx_tail_sent, 0);
+		if (ret < 0)
+			return ret;
+		dp->tx_tail_sent += ret;
+	}
+	return 0;
+}
+
 /* Send what there is to send, without waiting for socket space. */
 void iwarp_tx_push(struct iwarp_qp *iwqp)
 {
@@ -430,30 +583,21 @@ void iwarp_tx_push(struct iwarp_qp *iwqp)
 	lockdep_assert_held(&dp->tx_mutex);
 	while (!test_bit(IWARP_DP_STOP, &dp->flags) && dp->sock &&
 	       !test_bit(IWARP_DP_LOST, &dp->flags)) {
-		if (dp->tx_sent < dp->tx_len) {
-			struct msghdr mh = {
-				.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
-			};
-			struct kvec iov = {
-				.iov_base = dp->txbuf + dp->tx_sent,
-				.iov_len = dp->tx_len - dp->tx_sent,
-			};
-			int ret;
+		if (iwarp_tx_pending(dp)) {
+			int ret = iwarp_tx_send(dp);
 
-			ret = kernel_sendmsg(dp->sock, &mh, &iov, 1,
-					     iov.iov_len);
 			if (ret == -EAGAIN)
-				return;		/* sk_write_space requeues us */
+				return;
 			if (ret < 0) {
 				iwarp_dp_lost(iwqp, ret);
 				return;
 			}
-			dp->tx_sent += ret;
-			if (dp->tx_sent < dp->tx_len)
-				continue;	/* the retry sets SOCK_NOSPACE */
 			softrnic_qp_count(iwqp->qp, IWARP_CNT_TX_FPDUS, 1);
 			softrnic_qp_count(iwqp->qp, IWARP_CNT_TX_BYTES,
-					  dp->tx_len);
+					  dp->tx_fpdu_len);
+			if (dp->tx_bv_len)
+				softrnic_qp_count(iwqp->qp,
+						  IWARP_CNT_TX_ZCOPY_FPDUS, 1);
 			iwarp_tx_fpdu_done(iwqp);
 			continue;
 		}
@@ -652,6 +796,11 @@ int iwarp_sq_xmit(struct softrnic_qp *qp, const struct softrnic_swqe *wqe)
 	m->is_read = p.opcode == IW_OP_READ_REQ || atomic;
 	m->index = wqe->index;
 	m->len = m->is_read ? 0 : len;
+	/* zero-copy needs the walks' kernel addresses to be the direct map */
+	if (!m->is_read && !inl && len >= IWARP_ZC_MIN_LEN && dp->zc_owner &&
+	    !IS_ENABLED(CONFIG_HIGHMEM))
+		m->zc = iwarp_zc_new(dp->zc_owner, wqe->index, len,
+				     softrnic_gfp(qp->user));
 	m->off = 0;
 	m->started = false;
 	if (!m->is_read) {

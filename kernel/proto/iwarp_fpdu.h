@@ -86,6 +86,36 @@ static inline void mpa_marker_put(__u8 *p, __u16 fpduptr)
 	p[3] = (__u8)fpduptr;
 }
 
+/* Write the length field that starts an FPDU of @ulpdu_len bytes. */
+static inline void mpa_fpdu_put_len(void *buf, __u32 ulpdu_len)
+{
+	__u8 *b = (__u8 *)buf;
+
+	b[0] = (__u8)(ulpdu_len >> 8);
+	b[1] = (__u8)ulpdu_len;
+}
+
+/*
+ * Bytes of the FPDU after its ULPDU: pad and CRC field.  For an FPDU that
+ * is not in one buffer (a zero-copy payload between a header and this
+ * tail), @crc is the raw CRC register (iw_crc32c_begin(), then
+ * iw_crc32c_update() over the length field and the ULPDU); the pad is
+ * folded in here.  Writes mpa_pad_len(@ulpdu_len) zero bytes and the CRC
+ * field (0 unless @crc_on) to @tail and returns how many.
+ */
+static inline __u32 mpa_fpdu_tail(void *tail, __u32 ulpdu_len, bool crc_on,
+				  __u32 crc)
+{
+	__u8 *t = (__u8 *)tail;
+	__u32 pad = mpa_pad_len(ulpdu_len);
+
+	memset(t, 0, pad);
+	if (crc_on)
+		crc = iw_crc32c_final(iw_crc32c_update(crc, t, pad));
+	iw_crc32c_put(t + pad, crc_on ? crc : 0);
+	return pad + IW_CRC32C_LEN;
+}
+
 /*
  * Frame the @ulpdu_len bytes at @buf + MPA_LEN_FIELD in place: write the
  * length field, zero pad and the CRC field (CRC32c when @crc, else 0).
@@ -96,16 +126,14 @@ static inline void mpa_marker_put(__u8 *p, __u16 fpduptr)
 static inline __u32 mpa_fpdu_frame(void *buf, __u32 ulpdu_len, bool crc)
 {
 	__u8 *b = (__u8 *)buf;
-	__u32 pad = mpa_pad_len(ulpdu_len);
-	__u32 end = MPA_LEN_FIELD + ulpdu_len + pad;
+	__u32 end = MPA_LEN_FIELD + ulpdu_len;
 
 	if (ulpdu_len > MPA_MAX_ULPDU)
 		return 0;
-	b[0] = (__u8)(ulpdu_len >> 8);
-	b[1] = (__u8)ulpdu_len;
-	memset(b + MPA_LEN_FIELD + ulpdu_len, 0, pad);
-	iw_crc32c_put(b + end, crc ? iw_crc32c(b, end) : 0);
-	return end + IW_CRC32C_LEN;
+	mpa_fpdu_put_len(b, ulpdu_len);
+	return end + mpa_fpdu_tail(b + end, ulpdu_len, crc,
+				   crc ? iw_crc32c_update(iw_crc32c_begin(),
+							  b, end) : 0);
 }
 
 /*

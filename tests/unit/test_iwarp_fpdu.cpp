@@ -146,6 +146,47 @@ TEST_CASE("FPDU framing of a SEND matches an independent CRC", "[iwarp_fpdu]")
 	CHECK(mpa_fpdu_check(f.data(), f.size(), true, 22) == MPA_ERR_LENGTH);
 }
 
+// The zero-copy transmit frames the header and the tail around a payload
+// that stays in the MR's pages, folding the payload into the CRC chunk by
+// chunk: the bytes must be those of the one-buffer framing.
+TEST_CASE("FPDU split framing equals framing in one buffer", "[iwarp_fpdu]")
+{
+	auto want = hex(send_hello);
+	std::vector<__u8> head(want.begin(), want.begin() + 20);
+	std::vector<__u8> payload(want.begin() + 20, want.begin() + 25);
+	for (bool crc : {true, false}) {
+		std::vector<__u8> split(MPA_LEN_FIELD + 18);
+		mpa_fpdu_put_len(split.data(), 23);
+		std::memcpy(split.data() + MPA_LEN_FIELD, head.data() + MPA_LEN_FIELD, 18);
+		__u32 reg = iw_crc32c_update(iw_crc32c_begin(), split.data(), split.size());
+		for (__u8 b : payload)
+			reg = iw_crc32c_update(reg, &b, 1);
+		split.insert(split.end(), payload.begin(), payload.end());
+		__u8 tail[3 + IW_CRC32C_LEN];
+		__u32 n = mpa_fpdu_tail(tail, 23, crc, reg);
+		CHECK(n == 3 + IW_CRC32C_LEN);
+		split.insert(split.end(), tail, tail + n);
+		std::vector<__u8> ulpdu(want.begin() + 2, want.begin() + 25);
+		CHECK(split == framed(ulpdu, crc));
+	}
+	// every pad length, payload cut at every byte
+	for (size_t len = 18; len < 26; len++) {
+		auto ulpdu = ulpdu_send(len - 18, 7);
+		auto whole = framed(ulpdu, true);
+		for (size_t cut = 0; cut <= len; cut++) {
+			std::vector<__u8> s(MPA_LEN_FIELD);
+			mpa_fpdu_put_len(s.data(), __u32(len));
+			s.insert(s.end(), ulpdu.begin(), ulpdu.end());
+			__u32 reg = iw_crc32c_update(iw_crc32c_begin(), s.data(), MPA_LEN_FIELD + cut);
+			reg = iw_crc32c_update(reg, s.data() + MPA_LEN_FIELD + cut, len - cut);
+			__u8 tail[3 + IW_CRC32C_LEN];
+			__u32 n = mpa_fpdu_tail(tail, __u32(len), true, reg);
+			s.insert(s.end(), tail, tail + n);
+			CHECK(s == whole);
+		}
+	}
+}
+
 TEST_CASE("FPDU pad lengths", "[iwarp_fpdu]")
 {
 	CHECK(mpa_pad_len(14) == 0);

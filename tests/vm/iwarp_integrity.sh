@@ -5,10 +5,16 @@
 # immediate data and atomics: RFC 7306), inline or not, up to 32 SGEs
 # (max_sge_rd honoured), requests from both ends, every byte and every
 # completion checked by both ends:
-#   self       iw0 (sr0) <-> iw1 (sr1, netns peer), server on either end
+#   self       iw0 (sr0) <-> iw1 (sr1, netns peer), server on either end;
+#              iw0 must have sent FPDUs by reference (tx_zcopy_fpdus)
 #   loopback   client and server both on iw0 (10.0.0.1)
 #   netem      iw0 <-> iw1 under netem on sr0: loss 1%, delay 1ms reorder
-#              25% 50%, duplicate 1% (TCP recovers: data byte-exact)
+#              25% 50%, duplicate 1% (TCP recovers: data byte-exact); loss
+#              2% with MPA CRC
+# Every softrnic <-> softrnic pair runs with --reuse-sources: a source is
+# overwritten as soon as its completion is polled, so a zero-copy SEND or
+# WRITE that completed while TCP could still (re)send from its pages
+# reaches the peer changed, or fails the peer's CRC check.
 #   crc        iw0 <-> iw1 with softrnic's mpa_crc=Y (asks for MPA CRC)
 #   siw        iw0 <-> siw1 (Linux's siw on sr1 instead of iw1: two iWARP
 #              devices on one netdev compete for its TCP ports), server on
@@ -43,6 +49,11 @@ PARTS=" ${SOFTRNIC_IWARP_INTEGRITY_PARTS:-self loopback netem crc siw} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 # SIW_ARGS: what siw's end of a pair needs
 SIW_ARGS="--no-imm --sq-any-order --no-read-fence"
+
+# zcopy_fpdus: iw0's FPDUs whose payload went to TCP by reference
+zcopy_fpdus() {
+	rdma statistic show link iw0/1 | tr ' ' '\n' | grep -A1 -x tx_zcopy_fpdus | tail -n 1
+}
 
 port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; }
 
@@ -98,23 +109,37 @@ iw() {
 sr_add iw0 sr0
 sr_add iw1 sr1 in_peer
 if part self; then
-iw self in_peer iw1 10.0.0.2 "" iw0 "" "" -n 300 -m 256K -s "$(seed 0x2001)"
-iw self_init "" iw0 10.0.0.1 in_peer iw1 "" "" -n 200 -m 256K -s "$(seed 0x2002)"
+z0=$(zcopy_fpdus)
+iw self in_peer iw1 10.0.0.2 "" iw0 "" "" --reuse-sources -n 300 -m 256K -s "$(seed 0x2001)"
+iw self_init "" iw0 10.0.0.1 in_peer iw1 "" "" --reuse-sources -n 200 -m 256K \
+	-s "$(seed 0x2002)"
+z1=$(zcopy_fpdus)
+log "    iw0 sent $((z1 - z0)) FPDUs with their payload by reference"
+[ "$((z1 - z0))" -gt 0 ] || die "no zero-copy FPDU from iw0 (tx_zcopy_fpdus $z0 -> $z1)"
 fi
 
 # --- both ends on iw0 --------------------------------------------------------
-part loopback && iw loopback "" iw0 10.0.0.1 "" iw0 "" "" -n 200 -m 256K -s "$(seed 0x2003)"
+part loopback && iw loopback "" iw0 10.0.0.1 "" iw0 "" "" --reuse-sources -n 200 -m 256K \
+	-s "$(seed 0x2003)"
 
 # --- netem on sr0: TCP retransmits, the data stays exact ---------------------
 if part netem; then
 netem_on loss 1%
-iw loss in_peer iw1 10.0.0.2 "" iw0 "" "" -n 400 -m 128K -s "$(seed 0x2004)"
+iw loss in_peer iw1 10.0.0.2 "" iw0 "" "" --reuse-sources -n 400 -m 128K -s "$(seed 0x2004)"
 netem_stats
+echo Y >$CRC_PARAM
+netem_on loss 2%
+iw loss_crc in_peer iw1 10.0.0.2 "" iw0 "" "" --reuse-sources -n 300 -m 256K \
+	-s "$(seed 0x2008)"
+netem_stats
+echo N >$CRC_PARAM
 netem_on delay 1ms reorder 25% 50%
-iw reorder in_peer iw1 10.0.0.2 "" iw0 "" "" -n 150 -m 128K -s "$(seed 0x2005)"
+iw reorder in_peer iw1 10.0.0.2 "" iw0 "" "" --reuse-sources -n 150 -m 128K \
+	-s "$(seed 0x2005)"
 netem_stats
 netem_on duplicate 1%
-iw duplicate "" iw0 10.0.0.1 in_peer iw1 "" "" -n 150 -m 128K -s "$(seed 0x2006)"
+iw duplicate "" iw0 10.0.0.1 in_peer iw1 "" "" --reuse-sources -n 150 -m 128K \
+	-s "$(seed 0x2006)"
 netem_stats
 netem_off
 fi
@@ -122,7 +147,7 @@ fi
 # --- MPA CRC (softrnic asks for it) ------------------------------------------
 if part crc; then
 echo Y >$CRC_PARAM
-iw crc in_peer iw1 10.0.0.2 "" iw0 "" "" -n 200 -m 256K -s "$(seed 0x2007)"
+iw crc in_peer iw1 10.0.0.2 "" iw0 "" "" --reuse-sources -n 200 -m 256K -s "$(seed 0x2007)"
 echo N >$CRC_PARAM
 fi
 

@@ -89,6 +89,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 #include <vector>
 
 #include "common.h"    /* side channel, GIDs, patterns, messages (shared) */
@@ -257,6 +258,7 @@ struct Options {
 	bool no_imm = false;		 /* --no-imm: no immediate data at this end */
 	bool sq_any_order = false;	 /* --sq-any-order: see usage() */
 	bool no_read_fence = false;	 /* --no-read-fence: see usage() */
+	bool reuse_sources = false;	 /* --reuse-sources: see usage() */
 };
 
 void usage(FILE *f)
@@ -304,6 +306,11 @@ void usage(FILE *f)
 		     "                        (each must still come exactly once, and be right)\n"
 		     "      --no-read-fence   never post a READ with IBV_SEND_FENCE here (siw\n"
 		     "                        refuses a fenced READ: EINVAL, the QP goes to ERR)\n"
+		     "      --reuse-sources   overwrite a SEND or WRITE source as soon as a send\n"
+		     "                        completion covers it, as an application that\n"
+		     "                        reuses its buffers does: bytes the device still\n"
+		     "                        reads from it after the completion reach the peer\n"
+		     "                        changed (not with --sq-any-order)\n"
 		     "  -v, --verbose         one line per operation (twice: per completion)\n"
 		     "      --selftest-fault KIND[,KIND...]  (data, guard, atomic, imm)\n"
 		     "                        damage the first batch here before checking it:\n"
@@ -372,6 +379,7 @@ Options parse_args(int argc, char **argv)
 		O_NO_IMM,
 		O_SQ_ANY_ORDER,
 		O_NO_READ_FENCE,
+		O_REUSE_SOURCES,
 	};
 	static const struct option longopts[] = {
 	    {"dev", required_argument, nullptr, 'd'},
@@ -401,6 +409,7 @@ Options parse_args(int argc, char **argv)
 	    {"bind", required_argument, nullptr, O_BIND},
 	    {"no-imm", no_argument, nullptr, O_NO_IMM},
 	    {"sq-any-order", no_argument, nullptr, O_SQ_ANY_ORDER},
+	    {"reuse-sources", no_argument, nullptr, O_REUSE_SOURCES},
 	    {"no-read-fence", no_argument, nullptr, O_NO_READ_FENCE},
 	    {"verbose", no_argument, nullptr, 'v'},
 	    {"help", no_argument, nullptr, 'h'},
@@ -502,6 +511,9 @@ Options parse_args(int argc, char **argv)
 		case O_SQ_ANY_ORDER:
 			o.sq_any_order = true;
 			break;
+		case O_REUSE_SOURCES:
+			o.reuse_sources = true;
+			break;
 		case O_NO_READ_FENCE:
 			o.no_read_fence = true;
 			break;
@@ -524,6 +536,8 @@ Options parse_args(int argc, char **argv)
 		usage(stderr);
 		std::exit(2);
 	}
+	if (o.reuse_sources && o.sq_any_order)
+		fatal("--reuse-sources needs send completions in order (not --sq-any-order)");
 	if (o.max_size < 1 || o.max_size > (64ULL << 20))
 		fatal("--max-size must be 1 .. 64M");
 	if (o.batch < 1 || o.batch > 256)
@@ -1451,14 +1465,15 @@ struct ExpRecv {
 	const Op *op;
 };
 
-enum Kind { K_DATA, K_SCRIBBLED, K_VALUE };
+/* K_SOURCE: K_DATA, or K_SCRIBBLED once --reuse-sources overwrote it. */
+enum Kind { K_DATA, K_SCRIBBLED, K_SOURCE, K_VALUE };
 
 /* A region of my arena and what it must hold after the batch. */
 struct Expect {
 	uint64_t off;
 	uint32_t len;
 	Kind kind;
-	uint64_t pos; /* K_DATA/K_SCRIBBLED: message offset */
+	uint64_t pos; /* K_DATA/K_SCRIBBLED/K_SOURCE: message offset */
 	uint64_t value;
 	const Op *op;
 	const char *what;
@@ -1527,6 +1542,11 @@ private:
 	std::vector<ExpRecv> erecv_;
 	size_t send_next_ = 0, recv_next_ = 0; /* --sq-any-order: send completions so far */
 	uint64_t last_send_ = 0, last_recv_ = 0;
+	/* --reuse-sources: my non-inline SENDs and WRITEs, in posting order */
+	std::vector<const Op *> reuse_;
+	size_t reuse_next_ = 0;
+	std::unordered_set<uint64_t> reused_; /* their indexes, once overwritten */
+	void reuse_completed(uint64_t wr_id);
 
 	/* signaled at this end: --sq-any-order signals every READ and atomic */
 	bool signaled(const Op &op) const
@@ -1606,6 +1626,9 @@ void Runner::prepare(const Batch &b)
 	esend_.clear();
 	erecv_.clear();
 	send_next_ = recv_next_ = 0;
+	reuse_.clear();
+	reuse_next_ = 0;
+	reused_.clear();
 	need_send_ = need_recv_ = false;
 	barrier_pending_ = false;
 	aborting_ = false;
@@ -1624,10 +1647,12 @@ void Runner::prepare(const Batch &b)
 				for (const Seg &s : op.lsge) {
 					fill_stream(a + s.off, data_key(op.idx), pos, s.len);
 					expects_.push_back({s.off, s.len,
-							    op.inl ? K_SCRIBBLED : K_DATA, pos, 0,
-							    &op, "source"});
+							    op.inl ? K_SCRIBBLED : K_SOURCE, pos,
+							    0, &op, "source"});
 					pos += s.len;
 				}
+				if (o_.reuse_sources && !op.inl)
+					reuse_.push_back(&op);
 				break;
 			case OP_READ:
 				for (const Seg &s : op.lsge) {
@@ -1917,6 +1942,8 @@ void Runner::on_send_wc(const ibv_wc &wc)
 	}
 	if (!o_.sq_any_order)
 		send_next_++;
+	if (o_.reuse_sources)
+		reuse_completed(wc.wr_id);
 	if (wc.opcode != e.opcode) {
 		st_.errors++;
 		report("%s: send completion opcode %d, expected %d", op_desc(*e.op).c_str(),
@@ -1931,6 +1958,23 @@ void Runner::on_send_wc(const ibv_wc &wc)
 		st_.errors++;
 		report("%s: completion for QP %u, ours is %u", op_desc(*e.op).c_str(), wc.qp_num,
 		       r_.qp->qp_num);
+	}
+}
+
+/*
+ * --reuse-sources: the completion of op @wr_id covers it and every WR
+ * posted before it; their sources are the application's again.
+ */
+void Runner::reuse_completed(uint64_t wr_id)
+{
+	for (; reuse_next_ < reuse_.size() && reuse_[reuse_next_]->idx <= wr_id; reuse_next_++) {
+		const Op *op = reuse_[reuse_next_];
+		uint64_t pos = 0;
+		for (const Seg &s : op->lsge) {
+			fill_stream(r_.arena + s.off, scribble_key(op->idx), pos, s.len);
+			pos += s.len;
+		}
+		reused_.insert(op->idx);
 	}
 }
 
@@ -2191,6 +2235,14 @@ void Runner::verify(const Batch &b)
 		case K_SCRIBBLED:
 			check_range(e.off, e.len, scribble_key(e.op->idx), e.pos, e.op,
 				    "inline source (scribbled after the post)", b);
+			break;
+		case K_SOURCE:
+			if (reused_.count(e.op->idx))
+				check_range(e.off, e.len, scribble_key(e.op->idx), e.pos, e.op,
+					    "source (overwritten at its completion)", b);
+			else
+				check_range(e.off, e.len, data_key(e.op->idx), e.pos, e.op, e.what,
+					    b);
 			break;
 		case K_VALUE: {
 			uint64_t v;
