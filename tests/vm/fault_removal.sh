@@ -14,7 +14,12 @@ have_softrnic || skip "softrnic.ko not built"
 
 PORT=18600
 SLOW=$(perftest_scaled_opts)
-BW="ib_write_bw -q 64 -s 4096 -D 40 -F $SLOW"
+# With netdev down only running out of retries ends the client, and that
+# must come within its run: ~3 s with perftest's 67 ms ACK timeout, ~51 s
+# with SLOW's 1.07 s (8 expiries, the wait doubling up to 8 times), so
+# the duration is scaled too.  A client whose run ends first hangs in its
+# closing exchange with the server over the link that is down.
+BW="ib_write_bw -q 64 -s 4096 -D $(scaled 40) -F $SLOW"
 
 held() {
 	{ rdma resource show qp; in_peer rdma resource show qp; } 2>/dev/null |
