@@ -500,7 +500,6 @@ static void iwarp_tx_fpdu_done(struct iwarp_qp *iwqp)
 	unsigned long flags;
 	bool kick;
 
-	dp->tx_done = IWARP_TXD_NONE;
 	iwarp_tx_linear(dp, 0, IWARP_TXD_NONE);
 	switch (done) {
 	case IWARP_TXD_MSG_LAST:
